@@ -1,0 +1,53 @@
+# install_and_consume.cmake (cmake -P): the body of test install.find_package.
+#   1. cmake --install BUILD_DIR --prefix WORK_DIR/prefix   (fresh prefix)
+#   2. configure WORK_DIR/consumer-build from CONSUMER_SOURCE_DIR with
+#      CMAKE_PREFIX_PATH=<prefix>, Ninja, and the caller's compiler and flags
+#   3. build it, 4. run it (it exits 0 iff sync_wait returned 42).
+# Any failing step stops the script with a message naming that step.
+cmake_minimum_required(VERSION 3.25)
+
+foreach(var BUILD_DIR WORK_DIR CONSUMER_SOURCE_DIR CXX_COMPILER)
+  if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
+    message(FATAL_ERROR "install_and_consume: -D${var}=... is required")
+  endif()
+endforeach()
+
+set(prefix "${WORK_DIR}/prefix")
+set(consumer_build "${WORK_DIR}/consumer-build")
+file(REMOVE_RECURSE "${prefix}" "${consumer_build}")
+
+# run_step(NAME cmd...): run a command, echo its output, fail with NAME if it fails.
+function(run_step name)
+  list(JOIN ARGN " " shown)
+  message(STATUS "install_and_consume: ${name}: ${shown}")
+  execute_process(COMMAND ${ARGN}
+    RESULT_VARIABLE rc
+    OUTPUT_VARIABLE out
+    ERROR_VARIABLE out)
+  message("${out}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "install_and_consume: step '${name}' failed (${rc})")
+  endif()
+endfunction()
+
+run_step(install ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
+
+set(configure_args
+  -S "${CONSUMER_SOURCE_DIR}" -B "${consumer_build}" -G Ninja
+  "-DCMAKE_PREFIX_PATH=${prefix}"
+  "-DTURNSTILE_EXPECTED_PREFIX=${prefix}"
+  "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
+  "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}"
+  "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}"
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+  -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF)
+if(MAKE_PROGRAM)
+  list(APPEND configure_args "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
+endif()
+if(BUILD_TYPE)
+  list(APPEND configure_args "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}")
+endif()
+run_step(configure ${CMAKE_COMMAND} ${configure_args})
+run_step(build ${CMAKE_COMMAND} --build "${consumer_build}")
+run_step(run "${consumer_build}/turnstile_consumer")
+message(STATUS "install_and_consume: the installed package works")

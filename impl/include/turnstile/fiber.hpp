@@ -1,0 +1,157 @@
+// turnstile/fiber.hpp: fibers, the unit of execution: detach, yield,
+// resume_on, and the per-fiber context slot.
+//
+// A fiber is one top-level Task run to completion by a scheduler: started by
+// detach(), Scope::spawn() or sync_wait(). All the Tasks it awaits run as part
+// of it. A fiber knows its scheduler and carries an opaque context slot (the
+// head of its FiberLocal binding chain); the runtime installs the fiber's state
+// as "current" for every step it runs, on whichever carrier thread that is, and
+// restores the previous state after ([RT-3.1]).
+//
+// Code on a plain thread (main, a test body, a tool) has no fiber; it uses a
+// per-thread fallback context slot ([RT-3.2]).
+//
+// Ordering and where things run:
+//   - detach(s, t) posts the fiber's start to `s`; no part of `t`, not even the
+//     part before its first suspension, runs inside detach() ([RT-3.3]). The new
+//     fiber starts with an empty context: detach carries no bindings ([RT-3.4]).
+//   - An exception escaping a detached fiber goes to the unhandled-exception
+//     handler (default: one line on stderr), and the process goes on ([RT-3.5]).
+//   - co_await yield() reposts the current fiber at the back of its scheduler's
+//     queue; co_await resume_on(s) moves the fiber to scheduler `s` ([RT-3.6]).
+//
+// Never read the current fiber through a bare thread_local across a suspension
+// (the coroutine may resume on another carrier, and a compiler may cache the
+// thread-local's address): use the non-inlined accessors below.
+#pragma once
+
+#include <coroutine>
+#include <exception>
+#include <functional>
+#include <utility>
+
+#include "turnstile/detail/frame.hpp"
+#include "turnstile/scheduler.hpp"
+#include "turnstile/sync.hpp"
+#include "turnstile/task.hpp"
+
+namespace turnstile {
+
+namespace detail {
+
+using Frame = BasicFrame<StdSync>;
+using FrameRef = BasicFrameRef<StdSync>;
+
+// Per-fiber state. Touched only by the fiber's own steps (one at a time).
+struct FiberState {
+  Scheduler* scheduler = nullptr;  // where the fiber's next step is posted
+  Scheduler* home = nullptr;       // where it started (told when it finishes)
+  FrameRef context;  // head of the fiber's binding chain ([FL-5.1])
+};
+
+// The fiber whose step runs on this thread, or null on a plain thread.
+FiberState* current_fiber() noexcept;
+// The context slot of the current fiber, or this thread's fallback slot.
+FrameRef& current_context() noexcept;
+
+// Installs `f` as the current fiber for this object's lifetime.
+class CurrentFiberScope {
+ public:
+  explicit CurrentFiberScope(FiberState* f) noexcept;
+  ~CurrentFiberScope();
+  CurrentFiberScope(const CurrentFiberScope&) = delete;
+  CurrentFiberScope& operator=(const CurrentFiberScope&) = delete;
+
+ private:
+  FiberState* previous_;
+};
+
+// A posted resumption of a suspended coroutine as a step of `fiber`. It lives
+// inside the suspended coroutine's awaiter, so resuming never allocates.
+class FiberResume final : public Runnable {
+ public:
+  FiberResume() = default;
+  // Captures the current fiber and `h`. Throws FrameworkContextError when there
+  // is no current fiber (a coroutine not run by a turnstile scheduler).
+  void arm(std::coroutine_handle<> h);
+  // Posts the resumption to the fiber's scheduler [RT-4.2].
+  void post() { fiber_->scheduler->post(*this); }
+  FiberState* fiber() const noexcept { return fiber_; }
+  void run() noexcept override {
+    CurrentFiberScope scope(fiber_);
+    resume_step(handle_);
+  }
+
+ private:
+  FiberState* fiber_ = nullptr;
+  std::coroutine_handle<> handle_{};
+};
+
+// The coroutine that roots a fiber. Its promise holds the FiberState, so a
+// fiber costs one frame besides its task's.
+class FiberRoot {
+ public:
+  struct promise_type final : Runnable {
+    FiberState state;
+    FiberRoot get_return_object() noexcept {
+      return FiberRoot{std::coroutine_handle<promise_type>::from_promise(*this)};
+    }
+    std::suspend_always initial_suspend() const noexcept { return {}; }
+    std::suspend_never final_suspend() const noexcept { return {}; }
+    void return_void() noexcept {}
+    void unhandled_exception() noexcept { std::terminate(); }  // the body catches everything
+    // The start step of the fiber.
+    void run() noexcept override {
+      CurrentFiberScope scope(&state);
+      resume_step(std::coroutine_handle<promise_type>::from_promise(*this));
+    }
+  };
+  std::coroutine_handle<promise_type> handle;
+};
+
+// Called inside the finished fiber, on its last step, with the error that
+// escaped its task (or null). Must not throw.
+using FiberDone = std::function<void(std::exception_ptr)>;
+
+// Creates a fiber for `task` on `s` with context `ctx` and posts its start.
+void start_fiber(Scheduler& s, Task<> task, FrameRef ctx, FiberDone on_done);
+
+void report_unhandled(std::exception_ptr error, const char* where) noexcept;
+
+}  // namespace detail
+
+// Starts `task` as a new fiber on `s`. The start is posted ([RT-3.3]); the fiber
+// carries no bindings of the caller ([RT-3.4]); an escaping exception goes to
+// the unhandled-exception handler ([RT-3.5]).
+void detach(Scheduler& s, Task<> task);
+
+// Replaces the handler called with an exception that escaped a detached fiber
+// (or a lane's fire-and-forget work without its own handler). Returns the
+// previous one. Thread-safe.
+using UnhandledExceptionHandler = std::function<void(std::exception_ptr, const char* where)>;
+UnhandledExceptionHandler set_unhandled_exception_handler(UnhandledExceptionHandler h);
+
+// The scheduler of the current fiber. Throws FrameworkContextError on a plain
+// thread (no fiber).
+Scheduler& current_scheduler();
+
+// True when the caller runs as a step of a fiber.
+inline bool on_fiber() noexcept { return detail::current_fiber() != nullptr; }
+
+// co_await yield(): repost this fiber at the back of its scheduler's queue.
+// co_await resume_on(s): continue this fiber on scheduler `s` (posted).
+class ResumeOn {
+ public:
+  explicit ResumeOn(Scheduler* target) noexcept : target_(target) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h);
+  void await_resume() const noexcept {}
+
+ private:
+  Scheduler* target_;  // null: the fiber's own scheduler
+  detail::FiberResume resume_;
+};
+inline ResumeOn yield() noexcept { return ResumeOn(nullptr); }
+inline ResumeOn resume_on(Scheduler& s) noexcept { return ResumeOn(&s); }
+
+}  // namespace turnstile

@@ -1,0 +1,180 @@
+// turnstile/scheduler.hpp: where posted work runs.
+//
+// A Scheduler runs posted items. It never runs an item inside post() ([RT-2.1]):
+// whatever posts keeps its own stack and context, which is what lets every
+// completion primitive resume its waiters outside the completing call.
+//
+//   ThreadPool       N carrier threads, one FIFO ready queue. Items posted from
+//                    one thread start in the order posted.
+//   ManualScheduler  runs nothing by itself. The caller picks which ready item
+//                    runs next (run_next(i)), so tests, property suites and the
+//                    conformance oracle choose interleavings deterministically.
+//
+// Every item runs inside a *framework execution context*
+// (in_framework_context() is true during it); blocking bridges such as
+// sync_wait refuse to run there ([RT-6.2]).
+//
+// Thread safety: post() may be called from any thread, including from inside an
+// item. ManualScheduler's run_* must be called from one plain thread at a time,
+// never from inside an item.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace turnstile {
+
+class Scheduler;
+
+// An intrusive unit of posted work. The item must stay alive until run() has
+// been called; run() is called exactly once, by the scheduler it was posted to.
+class Runnable {
+ public:
+  virtual void run() noexcept = 0;
+
+ protected:
+  ~Runnable() = default;
+};
+
+namespace detail {
+class BlockingLatch;
+}
+
+class Scheduler {
+ public:
+  Scheduler() = default;
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+  virtual ~Scheduler() = default;
+
+  // Queues `item` to run later on this scheduler; never runs it inline [RT-2.1].
+  virtual void post(Runnable& item) = 0;
+
+  // Posts a callable (one heap allocation for the wrapper).
+  template <class F>
+  void post_fn(F&& f) {
+    struct Fn final : Runnable {
+      explicit Fn(F&& fn) : fn_(std::forward<F>(fn)) {}
+      void run() noexcept override {
+        std::unique_ptr<Fn> self(this);
+        fn_();
+      }
+      std::decay_t<F> fn_;
+    };
+    post(*new Fn(std::forward<F>(f)));
+  }
+
+  // Blocks the calling plain thread until `latch` is set. The default waits; a
+  // scheduler that needs a driver (ManualScheduler) runs its items meanwhile.
+  virtual void block_until(detail::BlockingLatch& latch);
+
+  // Called when a fiber that starts on this scheduler is created, and when it
+  // finishes (on its last step, wherever it runs). sync_wait's private loop
+  // uses them to run until every fiber it started has finished.
+  virtual void fiber_started() noexcept {}
+  virtual void fiber_finished() noexcept {}
+};
+
+// N carrier threads sharing one FIFO queue. Destruction stops accepting new
+// carriers' sleep, runs every item already queued (and any they post), then
+// joins the carriers. Destroying a pool from one of its own carriers is a
+// contract violation and stops the process with a message.
+class ThreadPool final : public Scheduler {
+ public:
+  // carriers == 0 means min(hardware_concurrency, 4) (at least 1).
+  explicit ThreadPool(unsigned carriers = 0);
+  ~ThreadPool() override;
+
+  void post(Runnable& item) override;
+  unsigned carriers() const noexcept { return static_cast<unsigned>(threads_.size()); }
+  // True when the calling thread is one of this pool's carriers.
+  bool on_carrier() const noexcept;
+
+ private:
+  void carrier_loop();
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Runnable*> ready_;  // guarded by mu_
+  bool stopping_ = false;        // guarded by mu_
+  std::vector<std::thread> threads_;
+};
+
+// Deterministic scheduler: ready items wait until the caller runs them.
+class ManualScheduler final : public Scheduler {
+ public:
+  ManualScheduler() = default;
+  ~ManualScheduler() override;
+
+  void post(Runnable& item) override;
+
+  // Number of items ready to run.
+  std::size_t ready() const;
+  // Runs the i-th ready item (0 = oldest). Throws std::out_of_range if i >=
+  // ready(), FrameworkContextError if called from inside an item.
+  void run_next(std::size_t i = 0);
+  // Runs the oldest item until none is ready; returns how many ran.
+  std::size_t run_until_idle();
+  // Items run so far (a step counter for traces and schedules).
+  std::size_t steps() const noexcept { return steps_; }
+
+  // sync_wait(manual, task) drives this scheduler on the calling thread until
+  // the task completes; if nothing is ready and the task is not done, it can
+  // never complete, and FrameworkContextError says so instead of hanging.
+  void block_until(detail::BlockingLatch& latch) override;
+
+ private:
+  mutable std::mutex mu_;
+  std::deque<Runnable*> ready_;  // guarded by mu_
+  std::size_t steps_ = 0;
+};
+
+// The process-wide pool used when an API takes an optional Scheduler:
+// a ThreadPool of min(hardware_concurrency, 4) carriers, created on first use.
+Scheduler& default_scheduler();
+
+// True while the calling thread runs a posted item of any turnstile scheduler
+// (a fiber step, a lane turn, a completion). [RT-6.2]
+bool in_framework_context() noexcept;
+
+namespace detail {
+// Marks the calling thread as inside a framework context for its lifetime.
+class FrameworkContextScope {
+ public:
+  FrameworkContextScope() noexcept;
+  ~FrameworkContextScope();
+  FrameworkContextScope(const FrameworkContextScope&) = delete;
+  FrameworkContextScope& operator=(const FrameworkContextScope&) = delete;
+};
+
+// A one-shot flag a plain thread can block on (mutex + condition variable).
+class BlockingLatch {
+ public:
+  void set() {
+    std::lock_guard lock(mu_);
+    set_ = true;
+    cv_.notify_all();  // under the lock: the waiter may destroy us once it sees set_
+  }
+  bool is_set() const {
+    std::lock_guard lock(mu_);
+    return set_;
+  }
+  void wait() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return set_; });
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool set_ = false;
+};
+}  // namespace detail
+
+}  // namespace turnstile

@@ -1,0 +1,12 @@
+// turnstile/turnstile.hpp: the umbrella header; includes the whole public surface.
+#pragma once
+
+#include "turnstile/channel.hpp"
+#include "turnstile/completion.hpp"
+#include "turnstile/errors.hpp"
+#include "turnstile/fiber.hpp"
+#include "turnstile/scheduler.hpp"
+#include "turnstile/scope.hpp"
+#include "turnstile/sync.hpp"
+#include "turnstile/sync_wait.hpp"
+#include "turnstile/task.hpp"

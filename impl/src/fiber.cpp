@@ -1,0 +1,118 @@
+// fiber.cpp: current-fiber bookkeeping, fiber start, detach, yield.
+#include "turnstile/fiber.hpp"
+
+#include <cstdio>
+#include <mutex>
+#include <typeinfo>
+
+#include "turnstile/errors.hpp"
+
+namespace turnstile {
+namespace detail {
+
+namespace {
+thread_local FiberState* tls_current_fiber = nullptr;
+thread_local FrameRef tls_fallback_context;  // [RT-3.2] plain-thread context slot
+
+std::mutex handler_mu;
+UnhandledExceptionHandler& handler_slot() {
+  static UnhandledExceptionHandler h;
+  return h;
+}
+
+FiberRoot run_fiber(Task<> task, FiberDone on_done) {
+  std::exception_ptr error;
+  try {
+    co_await std::move(task);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  on_done(error);  // runs as the fiber's last step, with its context current
+  current_fiber()->home->fiber_finished();
+}
+}  // namespace
+
+// Non-inlined accessors: see fiber.hpp on thread-locals across suspensions.
+[[gnu::noinline]] FiberState* current_fiber() noexcept { return tls_current_fiber; }
+
+[[gnu::noinline]] FrameRef& current_context() noexcept {
+  FiberState* f = tls_current_fiber;
+  return f != nullptr ? f->context : tls_fallback_context;
+}
+
+[[gnu::noinline]] CurrentFiberScope::CurrentFiberScope(FiberState* f) noexcept
+    : previous_(tls_current_fiber) {
+  tls_current_fiber = f;  // [RT-3.1] install the fiber for this step
+}
+[[gnu::noinline]] CurrentFiberScope::~CurrentFiberScope() { tls_current_fiber = previous_; }
+
+void FiberResume::arm(std::coroutine_handle<> h) {
+  fiber_ = current_fiber();
+  if (fiber_ == nullptr)
+    throw FrameworkContextError(
+        "a turnstile awaitable was awaited outside a fiber; start the coroutine with detach, "
+        "Scope::spawn or sync_wait [RT-3.1]");
+  handle_ = h;
+}
+
+void start_fiber(Scheduler& s, Task<> task, FrameRef ctx, FiberDone on_done) {
+  FiberRoot root = run_fiber(std::move(task), std::move(on_done));
+  auto& p = root.handle.promise();
+  p.state.scheduler = &s;
+  p.state.home = &s;
+  s.fiber_started();
+  p.state.context = std::move(ctx);
+  s.post(p);  // [RT-3.3] the start is posted, never run inline
+}
+
+void report_unhandled(std::exception_ptr error, const char* where) noexcept {
+  UnhandledExceptionHandler h;
+  {
+    std::lock_guard lock(handler_mu);
+    h = handler_slot();
+  }
+  if (h) {
+    try {
+      h(error, where);
+      return;
+    } catch (...) {
+      std::fputs("turnstile: the unhandled-exception handler threw\n", stderr);
+    }
+  }
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "turnstile: %s ended with an exception: %s\n", where, e.what());
+  } catch (...) {
+    std::fprintf(stderr, "turnstile: %s ended with a non-standard exception\n", where);
+  }
+}
+
+}  // namespace detail
+
+void detach(Scheduler& s, Task<> task) {
+  // [RT-3.4] an empty context: detach carries no bindings.
+  detail::start_fiber(s, std::move(task), detail::FrameRef{}, [](std::exception_ptr e) {
+    if (e) detail::report_unhandled(e, "a detached fiber");  // [RT-3.5]
+  });
+}
+
+UnhandledExceptionHandler set_unhandled_exception_handler(UnhandledExceptionHandler h) {
+  std::lock_guard lock(detail::handler_mu);
+  return std::exchange(detail::handler_slot(), std::move(h));
+}
+
+Scheduler& current_scheduler() {
+  detail::FiberState* f = detail::current_fiber();
+  if (f == nullptr)
+    throw FrameworkContextError("current_scheduler() called on a plain thread (no fiber)");
+  return *f->scheduler;
+}
+
+void ResumeOn::await_suspend(std::coroutine_handle<> h) {
+  resume_.arm(h);
+  if (target_ != nullptr) resume_.fiber()->scheduler = target_;  // [RT-3.6]
+  resume_.post();
+}
+
+}  // namespace turnstile

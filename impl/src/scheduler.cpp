@@ -1,0 +1,143 @@
+// scheduler.cpp: ThreadPool, ManualScheduler and the framework-context flag.
+#include "turnstile/scheduler.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "turnstile/errors.hpp"
+
+namespace turnstile {
+
+namespace {
+// Depth of nested framework contexts on this thread. A plain counter is right
+// here: it is only ever read and written by its own thread.
+thread_local unsigned framework_depth = 0;
+}  // namespace
+
+// Not inlined on purpose: a caller inside a coroutine must not cache the
+// thread-local's address across a suspension (it may resume on another thread).
+[[gnu::noinline]] bool in_framework_context() noexcept { return framework_depth > 0; }
+
+namespace detail {
+[[gnu::noinline]] FrameworkContextScope::FrameworkContextScope() noexcept { ++framework_depth; }
+[[gnu::noinline]] FrameworkContextScope::~FrameworkContextScope() { --framework_depth; }
+}  // namespace detail
+
+void Scheduler::block_until(detail::BlockingLatch& latch) { latch.wait(); }
+
+// ---------------------------------------------------------------- ThreadPool
+
+ThreadPool::ThreadPool(unsigned carriers) {
+  if (carriers == 0) carriers = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+  threads_.reserve(carriers);
+  for (unsigned i = 0; i < carriers; ++i) threads_.emplace_back([this] { carrier_loop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  if (on_carrier()) {
+    std::fputs("turnstile: a ThreadPool was destroyed from one of its own carriers [RT-2.3]\n",
+               stderr);
+    std::abort();
+  }
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+bool ThreadPool::on_carrier() const noexcept {
+  const auto me = std::this_thread::get_id();
+  return std::any_of(threads_.begin(), threads_.end(),
+                     [me](const std::thread& t) { return t.get_id() == me; });
+}
+
+void ThreadPool::post(Runnable& item) {
+  {
+    std::lock_guard lock(mu_);
+    ready_.push_back(&item);  // [RT-2.2] FIFO: carriers take from the front
+  }
+  cv_.notify_one();
+}
+
+void ThreadPool::carrier_loop() {
+  for (;;) {
+    Runnable* item = nullptr;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !ready_.empty(); });
+      if (ready_.empty()) return;  // stopping and drained [RT-2.3]
+      item = ready_.front();
+      ready_.pop_front();
+    }
+    detail::FrameworkContextScope in_item;
+    item->run();
+  }
+}
+
+// ----------------------------------------------------------- ManualScheduler
+
+ManualScheduler::~ManualScheduler() {
+  // Items still queued are not run: a ManualScheduler runs only what it is told
+  // to. A suspended coroutine whose resume was queued here is leaked, not
+  // destroyed behind its owner's back; tests drive to idle before destroying.
+}
+
+void ManualScheduler::post(Runnable& item) {
+  std::lock_guard lock(mu_);
+  ready_.push_back(&item);
+}
+
+std::size_t ManualScheduler::ready() const {
+  std::lock_guard lock(mu_);
+  return ready_.size();
+}
+
+void ManualScheduler::run_next(std::size_t i) {
+  if (in_framework_context())
+    throw FrameworkContextError(
+        "ManualScheduler::run_next called from inside a posted item; drive it from a plain "
+        "thread [RT-2.4]");
+  Runnable* item = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    if (i >= ready_.size())
+      throw std::out_of_range("ManualScheduler::run_next(" + std::to_string(i) + "): only " +
+                              std::to_string(ready_.size()) + " item(s) ready");
+    item = ready_[i];
+    ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(i));
+    ++steps_;
+  }
+  detail::FrameworkContextScope in_item;
+  item->run();
+}
+
+std::size_t ManualScheduler::run_until_idle() {
+  std::size_t n = 0;
+  while (ready() > 0) {
+    run_next(0);
+    ++n;
+  }
+  return n;
+}
+
+void ManualScheduler::block_until(detail::BlockingLatch& latch) {
+  while (!latch.is_set()) {
+    if (ready() == 0)
+      throw FrameworkContextError(
+          "sync_wait on a ManualScheduler: nothing is ready and the task has not completed, so "
+          "it can never complete [RT-6.3]");
+    run_next(0);
+  }
+}
+
+Scheduler& default_scheduler() {
+  static ThreadPool pool;
+  return pool;
+}
+
+}  // namespace turnstile

@@ -1,0 +1,65 @@
+// scope.cpp: Scope's child counting and join.
+#include "turnstile/scope.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "turnstile/errors.hpp"
+
+namespace turnstile {
+
+Scope::~Scope() {
+  const std::size_t pending = pending_.load(std::memory_order_acquire);
+  if (pending != 1) {
+    // [RT-5.4] a child still running would outlive the bindings it borrowed.
+    std::fprintf(stderr,
+                 "turnstile: a Scope was destroyed with %zu child fiber(s) still running; "
+                 "co_await scope.join() before leaving the scope [RT-5.4]\n",
+                 pending - 1);
+    std::abort();
+  }
+}
+
+void Scope::spawn(Task<> task) {
+  detail::FiberState* parent = detail::current_fiber();
+  if (parent == nullptr)
+    throw FrameworkContextError("Scope::spawn called on a plain thread (no fiber) [RT-5.1]");
+  pending_.fetch_add(1, std::memory_order_relaxed);  // ordered before the post that starts it
+  // [RT-5.2] the child inherits the parent's context head as it stands now.
+  detail::start_fiber(*parent->scheduler, std::move(task), parent->context,
+                      [this](std::exception_ptr e) noexcept { child_done(e); });
+}
+
+void Scope::child_done(std::exception_ptr error) noexcept {
+  if (error) {
+    std::lock_guard lock(error_mu_);
+    if (!first_error_) first_error_ = error;  // [RT-5.3] first failure wins
+  }
+  // acq_rel: releases this child's writes; the last decrement acquires all of
+  // them before it completes the join. After this line the scope may be gone.
+  if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) all_done_.set();
+}
+
+Task<> Scope::join() {
+#if defined(TURNSTILE_MUTANT_SCOPE_JOIN_EARLY)
+  // mutant: join returns once the first child finishes, breaking [RT-5.3].
+  if (pending_.fetch_sub(1, std::memory_order_acq_rel) != 1 && running() > 0) {
+    co_await yield();
+  }
+#else
+  if (pending_.fetch_sub(1, std::memory_order_acq_rel) != 1) {
+    co_await detail::CompletionAwaiter(all_done_);  // [RT-5.3] wait for every child
+  }
+#endif
+  // Every child has finished: re-arm for another round of spawns.
+  all_done_.reset();
+  pending_.store(1, std::memory_order_relaxed);
+  std::exception_ptr error;
+  {
+    std::lock_guard lock(error_mu_);
+    error = std::exchange(first_error_, nullptr);
+  }
+  if (error) std::rethrow_exception(error);  // [RT-5.3]
+}
+
+}  // namespace turnstile
