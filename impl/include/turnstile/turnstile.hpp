@@ -5,6 +5,7 @@
 #include "turnstile/completion.hpp"
 #include "turnstile/errors.hpp"
 #include "turnstile/fiber.hpp"
+#include "turnstile/fiber_local.hpp"
 #include "turnstile/scheduler.hpp"
 #include "turnstile/scope.hpp"
 #include "turnstile/sync.hpp"

@@ -1,0 +1,196 @@
+// turnstile/fiber_local.hpp: FiberLocal<T> and FiberContext, scoped ambient
+// per-request state.
+//
+//   inline turnstile::FiberLocal<std::string> request_id("request_id");
+//
+//   Task<> handle(Request r) {
+//     co_await request_id.where(r.id, [&]() -> Task<> {   // bound for the whole
+//       co_await validate(r);                             //   awaited extent, on
+//       log("done");  // sees request_id.get() == r.id    //   every carrier
+//     });
+//   }
+//
+// FiberLocal<T> is a key. where(value, body) binds it for body's dynamic extent
+// and restores the prior binding when body returns or throws ([FL-3.1],
+// [FL-6.2]). A plain body runs now and where returns its result; a body that
+// returns Task<R> makes where return Task<R>: the binding is pushed when that
+// task starts and holds across every suspension and every change of carrier
+// until it finishes ([FL-4.7]).
+//
+// Where bindings live ([FL-5.1], [FL-5.2]): in the current fiber's context slot
+// (an immutable, reference-counted frame chain, detail/frame.hpp), never in a
+// bare thread_local; code on a plain thread uses that thread's fallback slot.
+// Two fibers on one carrier never see each other's bindings.
+//
+// Inheritance and handoff:
+//   - Scope::spawn gives the child the parent's chain as it stood at the spawn
+//     (one pointer copy) ([FL-3.2]); a child's where never changes what the
+//     parent or a sibling sees ([FL-3.3]).
+//   - detach and Channel carry no bindings ([FL-3.4]). FiberContext::capture()
+//     snapshots every live binding (one pointer copy plus a reference), and
+//     ctx.run(body) installs that snapshot for body's extent, then restores the
+//     fiber's prior chain ([FL-3.5], [FL-3.6]).
+//
+// Lifetime ([FL-5.6]): a frame lives while any holder (a fiber's chain, a
+// child, a snapshot, a newer frame) refers to it; the last holder frees it. A
+// held FiberContext therefore keeps its bound values alive, however long it is
+// kept. References returned by get()/try_get() are valid while the binding is
+// in effect (or while a snapshot holding it lives).
+//
+// Thread safety: a FiberLocal key may be used from any number of fibers at
+// once. FiberContext is immutable: one snapshot may be run on several fibers
+// concurrently ([FL-6.4]). Reads never lock; where and run allocate one frame.
+#pragma once
+
+#include <concepts>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "turnstile/detail/frame.hpp"
+#include "turnstile/fiber.hpp"
+#include "turnstile/task.hpp"
+
+namespace turnstile {
+
+// get() of a key that has no binding in this context. [FL-4.2]
+class UnboundFiberLocal : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+namespace detail {
+
+template <class T>
+class TypedFrame final : public Frame {
+ public:
+  template <class U>
+  TypedFrame(const void* key, Frame* prev, U&& v) : Frame(key, prev), value_(std::forward<U>(v)) {}
+  const T& value() const noexcept { return value_; }
+
+ private:
+  const T value_;  // [FRAME-I1] immutable once published
+};
+
+// Walks the current chain newest-first for `key` ([FL-5.5]); null when unbound.
+const Frame* find_binding(const void* key) noexcept;
+
+// Replaces the current context head with `next` for this object's lifetime and
+// restores the saved head on destruction (return or throw) ([FL-3.1]).
+class ContextSwap {
+ public:
+  explicit ContextSwap(FrameRef next) noexcept;
+  ~ContextSwap();
+  ContextSwap(const ContextSwap&) = delete;
+  ContextSwap& operator=(const ContextSwap&) = delete;
+
+ private:
+  FrameRef saved_;
+};
+
+[[noreturn]] void throw_unbound(const std::string& name);
+
+template <class F>
+using body_result_t = std::invoke_result_t<F&>;
+
+}  // namespace detail
+
+template <class T>
+class FiberLocal {
+ public:
+  FiberLocal() = default;
+  explicit FiberLocal(std::string debug_name) : name_(std::move(debug_name)) {}
+  FiberLocal(const FiberLocal&) = delete;  // a key is an identity
+  FiberLocal& operator=(const FiberLocal&) = delete;
+
+  const std::string& name() const noexcept { return name_; }
+
+  // Binds `value` for body's extent. Plain body: runs now, returns its result.
+  // Body returning Task<R>: returns a Task<R> that binds while it runs.
+  template <class F>
+    requires std::invocable<F&>
+  auto where(T value, F body) const {
+    using R = detail::body_result_t<F>;
+    if constexpr (is_task_v<R>) {
+      return where_task<typename R::value_type>(std::move(value), std::move(body));
+    } else {
+      detail::ContextSwap bound(push(std::move(value)));  // [FL-3.1] restored on exit
+      return body();
+    }
+  }
+
+  // The innermost binding; throws UnboundFiberLocal naming the key [FL-4.2].
+  const T& get() const {
+    if (const T* v = try_get()) return *v;
+    detail::throw_unbound(name_);
+  }
+  // The innermost binding, or null when unbound: one walk [FL-4.5].
+  const T* try_get() const noexcept {
+    const detail::Frame* f = detail::find_binding(this);
+    return f ? &static_cast<const detail::TypedFrame<T>*>(f)->value() : nullptr;
+  }
+  // The innermost binding, or `fallback` when unbound [FL-4.3].
+  T or_else(T fallback) const {
+    const T* v = try_get();
+    return v ? *v : std::move(fallback);
+  }
+  bool is_bound() const noexcept { return try_get() != nullptr; }  // [FL-4.4]
+
+ private:
+  // A new head: this binding in front of the current chain ([FL-5.3]: the
+  // previous head is shared, not copied).
+  detail::FrameRef push(T value) const {
+    detail::FrameRef prev = detail::current_context();
+    auto* f = new detail::TypedFrame<T>(this, prev.release(), std::move(value));
+    return detail::FrameRef::adopt(f);
+  }
+
+  template <class R, class F>
+  Task<R> where_task(T value, F body) const {
+    // Runs as part of the awaiting fiber: the push and the restore both act on
+    // that fiber's slot, whichever carrier runs these steps ([FL-4.7]).
+    detail::ContextSwap bound(push(std::move(value)));
+    co_return co_await body();
+  }
+
+  std::string name_;
+};
+
+// An immutable snapshot of every live binding of the fiber that captured it.
+class FiberContext {
+ public:
+  FiberContext() = default;  // the empty context
+
+  // One pointer copy plus a reference, whatever the number of bindings [FL-5.3].
+  static FiberContext capture() noexcept { return FiberContext(detail::current_context()); }
+
+  // Installs this snapshot for body's extent (replacing, not merging, the
+  // fiber's chain), then restores the fiber's prior chain ([FL-3.5], [FL-3.6]).
+  template <class F>
+    requires std::invocable<F&>
+  auto run(F body) const {
+    using R = detail::body_result_t<F>;
+    if constexpr (is_task_v<R>) {
+      return run_task<typename R::value_type>(std::move(body));
+    } else {
+      detail::ContextSwap installed(head_);
+      return body();
+    }
+  }
+
+  bool empty() const noexcept { return !head_; }
+  friend bool operator==(const FiberContext&, const FiberContext&) noexcept = default;
+
+ private:
+  explicit FiberContext(detail::FrameRef head) noexcept : head_(std::move(head)) {}
+
+  template <class R, class F>
+  Task<R> run_task(F body) const {
+    detail::ContextSwap installed(head_);
+    co_return co_await body();
+  }
+
+  detail::FrameRef head_;
+};
+
+}  // namespace turnstile

@@ -1,0 +1,30 @@
+// fiber_local.cpp: the chain walk and the context swap behind FiberLocal and
+// FiberContext.
+#include "turnstile/fiber_local.hpp"
+
+namespace turnstile::detail {
+
+const Frame* find_binding(const void* key) noexcept {
+  for (const Frame* f = current_context().get(); f != nullptr; f = f->prev()) {
+    if (f->key() == key) return f;  // [FL-5.5] newest first
+  }
+  return nullptr;
+}
+
+// current_context() is re-read at construction and at destruction: for a Task
+// body these run in different steps, possibly on different carriers, and each
+// must act on the fiber's own slot ([FL-5.1]).
+ContextSwap::ContextSwap(FrameRef next) noexcept
+    : saved_(std::exchange(current_context(), std::move(next))) {}
+
+ContextSwap::~ContextSwap() { current_context() = std::move(saved_); }  // [FL-3.1] [FL-6.2]
+
+void throw_unbound(const std::string& name) {
+  throw UnboundFiberLocal(
+      "FiberLocal '" + (name.empty() ? std::string("<unnamed>") : name) +
+      "' is not bound in this context. Use or_else()/try_get() where it may be absent; detach "
+      "and Channel carry no bindings, so hand them over with FiberContext::capture() and "
+      "run() [FL-4.2]");
+}
+
+}  // namespace turnstile::detail
