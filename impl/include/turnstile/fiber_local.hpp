@@ -93,6 +93,9 @@ class ContextSwap {
 template <class F>
 using body_result_t = std::invoke_result_t<F&>;
 
+// Runtime access to a key's frame construction (used by StateLane's marker).
+struct FiberLocalAccess;
+
 }  // namespace detail
 
 template <class T>
@@ -140,8 +143,8 @@ class FiberLocal {
   // A new head: this binding in front of the current chain ([FL-5.3]: the
   // previous head is shared, not copied).
   detail::FrameRef push(T value) const {
-    detail::FrameRef prev = detail::current_context();
-    auto* f = new detail::TypedFrame<T>(this, prev.release(), std::move(value));
+    auto* f = new detail::TypedFrame<T>(this, detail::FrameRef(detail::current_context()).release(),
+                                        std::move(value));
     return detail::FrameRef::adopt(f);
   }
 
@@ -153,8 +156,20 @@ class FiberLocal {
     co_return co_await body();
   }
 
+  friend struct detail::FiberLocalAccess;
   std::string name_;
 };
+
+namespace detail {
+struct FiberLocalAccess {
+  // A new chain head binding `key` to `value` in front of `prev`.
+  template <class T>
+  static FrameRef bind(const FiberLocal<T>& key, T value, FrameRef prev) {
+    auto* f = new TypedFrame<T>(&key, prev.release(), std::move(value));
+    return FrameRef::adopt(f);
+  }
+};
+}  // namespace detail
 
 // An immutable snapshot of every live binding of the fiber that captured it.
 class FiberContext {
@@ -179,6 +194,8 @@ class FiberContext {
   }
 
   bool empty() const noexcept { return !head_; }
+  // The snapshot's chain head (for the runtime: lanes install it per turn).
+  const detail::FrameRef& head() const noexcept { return head_; }
   friend bool operator==(const FiberContext&, const FiberContext&) noexcept = default;
 
  private:

@@ -8,6 +8,7 @@
 #include "turnstile/fiber_local.hpp"
 #include "turnstile/scheduler.hpp"
 #include "turnstile/scope.hpp"
+#include "turnstile/state_lane.hpp"
 #include "turnstile/sync.hpp"
 #include "turnstile/sync_wait.hpp"
 #include "turnstile/task.hpp"

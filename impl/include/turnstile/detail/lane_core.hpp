@@ -1,0 +1,129 @@
+// turnstile/detail/lane_core.hpp: the state lane's queue and state word, the one
+// algorithm behind StateLane (product: StdSync) and model/lane_model.cpp
+// (RelacySync).
+//
+// The core is a FIFO of intrusive items plus two flags, all guarded by one
+// mutex. The mutex is held only to link or unlink an item, never while a turn
+// runs, so a turn never holds a lock the state it owns depends on.
+//
+// Invariants (cited where maintained):
+//   [LANE-I1] running_ is true from the submission that found the lane idle
+//             until the drain that finds the queue empty; exactly one drain runs
+//             while it is true, so at most one turn runs at a time.
+//   [LANE-I2] items are linked at the tail and unlinked at the head under mu_:
+//             they run in the order their submissions took the mutex, so a
+//             submission that happens-before another runs before it (FIFO).
+//   [LANE-I3] closed_ is set under mu_; a submission that sees it is refused,
+//             one that does not is linked and will run: nothing accepted is
+//             lost, nothing is accepted after close.
+//   [LANE-I4] drained is reported once, by whoever observes closed_ && idle &&
+//             empty first (close() itself, or the drain that empties the queue).
+//   [LANE-I5] an item's completion (its awaiter's resumption) happens after the
+//             turn's marker is released.
+#pragma once
+
+#include <cstddef>
+#include <mutex>
+
+namespace turnstile::detail {
+
+template <class Sync>
+class BasicLaneCore {
+ public:
+  class Item {
+   public:
+    virtual void run_turn() noexcept = 0;  // the turn: runs with the marker held
+    virtual void complete() noexcept = 0;  // after the marker is released [LANE-I5]
+
+   protected:
+    ~Item() = default;
+
+   private:
+    friend class BasicLaneCore;
+    typename Sync::template var<Item*> next_{};
+  };
+
+  enum class Submit { refused_closed, accepted, accepted_start_drain };
+  enum class Drain { idle, more, drained };
+
+  // Links `item` at the tail unless the lane is closed. accepted_start_drain
+  // tells the caller to start (post) the drain.
+  Submit submit(Item* item) {
+    std::lock_guard<typename Sync::mutex> lock(mu_);
+#if !defined(TURNSTILE_MUTANT_LANE_ACCEPT_AFTER_CLOSE)
+    if (closed_.load()) return Submit::refused_closed;  // [LANE-I3]
+#endif
+    item->next_.store(nullptr);
+    Item* tail = tail_.load();
+    if (tail != nullptr) tail->next_.store(item); else head_.store(item);
+    tail_.store(item);  // [LANE-I2] FIFO by the order submissions take mu_
+#if defined(TURNSTILE_MUTANT_LANE_RUN_CHECK_DROPPED)
+    running_.store(true);
+    return Submit::accepted_start_drain;  // mutant: a second drain may start, breaking [LANE-I1]
+#else
+    if (running_.load()) return Submit::accepted;
+    running_.store(true);  // [LANE-I1] this submission starts the only drain
+    return Submit::accepted_start_drain;
+#endif
+  }
+
+  // Stops accepting. Returns true when this call finds the lane already idle
+  // and empty, i.e. it is the one that reports drained [LANE-I4].
+  bool close() {
+    std::lock_guard<typename Sync::mutex> lock(mu_);
+    if (closed_.load()) return false;  // idempotent: only the first close reports
+    closed_.store(true);               // [LANE-I3]
+    return !running_.load();
+  }
+
+  bool is_closed() {
+    std::lock_guard<typename Sync::mutex> lock(mu_);
+    return closed_.load();
+  }
+
+  bool is_idle() {
+    std::lock_guard<typename Sync::mutex> lock(mu_);
+    return !running_.load();
+  }
+
+  // Runs up to `budget` turns, one at a time, in FIFO order. `Marker` has
+  // enter(Item*)/exit() around each turn. Returns more (budget used up; post the
+  // drain again), idle (queue empty, lane stopped) or drained (queue empty and
+  // closed: report close completion).
+  template <class Marker>
+  Drain drain(Marker& marker, std::size_t budget) {
+    for (std::size_t n = 0; n < budget; ++n) {
+      Item* item = nullptr;
+      {
+        std::lock_guard<typename Sync::mutex> lock(mu_);
+        item = head_.load();
+        if (item == nullptr) {
+          running_.store(false);  // [LANE-I1] the only drain stops
+          return closed_.load() ? Drain::drained : Drain::idle;  // [LANE-I4]
+        }
+        Item* next = item->next_.load();
+        head_.store(next);
+        if (next == nullptr) tail_.store(nullptr);
+      }
+      marker.enter(item);
+      item->run_turn();
+#if defined(TURNSTILE_MUTANT_LANE_COMPLETE_INSIDE_TURN)
+      item->complete();  // mutant: the continuation observes the marker, breaking [LANE-I5]
+      marker.exit();
+#else
+      marker.exit();
+      item->complete();  // [LANE-I5] after the marker is released
+#endif
+    }
+    return Drain::more;
+  }
+
+ private:
+  typename Sync::mutex mu_;
+  typename Sync::template var<Item*> head_{};     // guarded by mu_
+  typename Sync::template var<Item*> tail_{};     // guarded by mu_
+  typename Sync::template var<bool> running_{};   // guarded by mu_
+  typename Sync::template var<bool> closed_{};    // guarded by mu_
+};
+
+}  // namespace turnstile::detail

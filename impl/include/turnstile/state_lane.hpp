@@ -1,0 +1,236 @@
+// turnstile/state_lane.hpp: StateLane, one turn at a time over a component's
+// mutable state.
+//
+// A StateLane owns a component's C2 state (state whose invariant spans several
+// fields or collections). Every read and write of that state runs as a *turn*:
+// one plain (non-coroutine) callable submitted with run() or try_post(). The
+// collections stay plain, unlocked structures; the lane's single execution is
+// what makes them safe ([LANE-5.4]).
+//
+// Guarantees
+//   - One turn at a time ([LANE-5.1]), in FIFO order of the submissions taking
+//     effect: a submission that happens-before another runs before it, with no
+//     front-of-queue insertion ([LANE-5.2]).
+//   - Non-reentrant: run() or throw_if_reentrant() called on this lane's own
+//     turn throws LaneReentrancyError at the call site, naming the lane; it
+//     never hangs ([LANE-5.3], [LANE-5.5], [LANE-7.2]).
+//   - run() takes effect at the call: the item is queued before run() returns,
+//     even if the returned Task is awaited later or never ([LANE-5.8]).
+//   - Nothing accepted is lost: work that throws fails its run() awaiter (or
+//     goes to the lane's error handler, for try_post), and the lane goes on with
+//     the next item ([LANE-7.5]).
+//   - close() stops accepting, runs everything already accepted, then completes;
+//     it is idempotent. run() on a closed lane throws LaneClosedError; try_post()
+//     returns false ([LANE-7.4], [LANE-7.6]).
+//
+// Where a continuation resumes ([LANE-5.6]): the awaiter of run() (and of
+// close()) resumes in a step posted to the awaiting fiber's own scheduler, after
+// the turn's marker has been released; never inside the turn.
+//
+// Where a turn runs: in a step of the lane's scheduler, never inside run() or
+// try_post(). The turn sees the submitter's bindings (captured at submission)
+// plus the lane's marker, so StateLane::current() is this lane inside it. Work
+// started from a turn with detach() does not inherit the marker: its start is
+// posted and it carries no bindings, so even its synchronous prefix runs off
+// the lane ([LANE-6.2]). A FiberContext captured inside a turn *does* carry the
+// marker: do not run it after the turn (that is the hazard [LANE-6.2] names).
+//
+// try_post() from inside this lane's own turn queues behind the current turn:
+// nothing waits for it, so nothing can deadlock ([LANE-7.7]).
+//
+// Thread safety: every member may be called from any thread or fiber.
+// Precondition: a lane is destroyed only when no turn is queued or running
+// (co_await close() first); otherwise the process stops with a message.
+// The queue and state word are detail::BasicLaneCore, model-checked in
+// model/lane_model.cpp.
+#pragma once
+
+#include <exception>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "turnstile/completion.hpp"
+#include "turnstile/detail/lane_core.hpp"
+#include "turnstile/fiber_local.hpp"
+#include "turnstile/scheduler.hpp"
+#include "turnstile/sync.hpp"
+#include "turnstile/task.hpp"
+
+namespace turnstile {
+
+class StateLane;
+
+// A call entered a lane from that lane's own turn. [LANE-5.3]
+class LaneReentrancyError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+// run() on a closed lane. [LANE-7.4]
+class LaneClosedError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+using LaneCore = BasicLaneCore<StdSync>;
+
+// One queued turn: the submitter's context, installed for the turn.
+class LaneItem : public LaneCore::Item {
+ public:
+  FrameRef context;
+};
+
+// The ambient marker key: which lane's turn runs in this context.
+const FiberLocal<const StateLane*>& lane_marker() noexcept;
+
+template <class R, class F>
+class LaneRun final : public LaneItem {
+ public:
+  explicit LaneRun(F work) : work_(std::move(work)) {}
+
+  void run_turn() noexcept override {
+    try {
+      if constexpr (std::is_void_v<R>) {
+        work_();
+        result_.template emplace<1>();
+      } else {
+        result_.template emplace<1>(work_());
+      }
+    } catch (...) {
+      result_.template emplace<2>(std::current_exception());  // [LANE-7.5] reaches the awaiter
+    }
+  }
+  void complete() noexcept override {
+    auto keep = std::move(self_);  // the lane's reference, dropped after set()
+    done_.set();                   // [LANE-5.6] posts the awaiter; marker already released
+  }
+
+  std::shared_ptr<LaneRun> self_;
+  Completion done_;
+
+  R take() {
+    if (result_.index() == 2) std::rethrow_exception(std::get<2>(result_));
+    if constexpr (!std::is_void_v<R>) return std::move(std::get<1>(result_));
+  }
+
+ private:
+  F work_;
+  std::variant<std::monostate, std::conditional_t<std::is_void_v<R>, std::monostate, R>,
+               std::exception_ptr>
+      result_;
+};
+}  // namespace detail
+
+class StateLane {
+ public:
+  using ErrorHandler = std::function<void(const StateLane&, std::exception_ptr)>;
+
+  explicit StateLane(std::string name, Scheduler& scheduler = default_scheduler());
+  StateLane(const StateLane&) = delete;
+  StateLane& operator=(const StateLane&) = delete;
+  ~StateLane();
+
+  const std::string& name() const noexcept { return name_; }
+
+  // The lane whose turn runs in this context, or null.
+  static const StateLane* current() noexcept;
+  // True when the caller runs on this lane's turn.
+  bool is_on_lane() const noexcept { return current() == this; }
+  // Throws LaneReentrancyError naming this lane when called on its own turn.
+  void throw_if_reentrant() const;
+
+  // Queues `work` (a plain callable) as a turn; the returned Task yields its
+  // result or rethrows its exception. Throws LaneReentrancyError when called on
+  // this lane's turn, LaneClosedError when the lane is closed.
+  template <class F>
+  Task<std::invoke_result_t<F&>> run(F work) {
+    using R = std::invoke_result_t<F&>;
+    static_assert(!is_task_v<R>,
+                  "a turn runs one plain callable: read state and settle the decision; do long "
+                  "waits outside the turn [LANE-3.2]");
+    throw_if_reentrant();  // [LANE-5.3] at the call site, before anything is queued
+    auto item = std::make_shared<detail::LaneRun<R, F>>(std::move(work));
+    item->self_ = item;
+    if (!submit(*item)) {
+      item->self_.reset();
+      throw closed_error();  // [LANE-7.4]
+    }
+    return await_run(std::move(item));  // [LANE-5.8] queued before we return
+  }
+
+  // Queues `work` without a result. Returns false when the lane is closed. An
+  // exception from `work` goes to the error handler.
+  template <class F>
+  bool try_post(F work) {
+    static_assert(!is_task_v<std::invoke_result_t<F&>>, "a turn runs one plain callable [LANE-3.2]");
+    auto* item = new PostItem<F>(this, std::move(work));
+    if (submit(*item)) return true;
+    delete item;
+    return false;  // [LANE-7.4]
+  }
+
+  // Stops accepting; the returned Task completes once every accepted item has
+  // run. Takes effect at the call; idempotent.
+  [[nodiscard]] Task<> close();
+  bool is_closed();
+
+  // Replaces the handler for exceptions thrown by try_post work (default: one
+  // line on stderr naming the lane and the error).
+  void set_error_handler(ErrorHandler h);
+
+ private:
+  template <class F>
+  class PostItem final : public detail::LaneItem {
+   public:
+    PostItem(StateLane* lane, F work) : lane_(lane), work_(std::move(work)) {}
+    void run_turn() noexcept override {
+      try {
+        work_();
+      } catch (...) {
+        lane_->report_error(std::current_exception());  // [LANE-7.5] the lane goes on
+      }
+    }
+    void complete() noexcept override { delete this; }
+
+   private:
+    StateLane* lane_;
+    F work_;
+  };
+
+  template <class R, class F>
+  static Task<R> await_run(std::shared_ptr<detail::LaneRun<R, F>> item) {
+    co_await detail::CompletionAwaiter(item->done_);
+    co_return item->take();
+  }
+
+  static Task<> wait_drained(Event& drained) { co_await drained.wait(); }
+  bool submit(detail::LaneItem& item);
+  void start_drain();
+  void report_error(std::exception_ptr e) noexcept;
+  LaneClosedError closed_error() const;
+
+  class Drainer final : public Runnable {
+   public:
+    explicit Drainer(StateLane* lane) : lane_(lane) {}
+    void run() noexcept override;
+
+   private:
+    StateLane* lane_;
+  };
+
+  std::string name_;
+  Scheduler& scheduler_;
+  detail::LaneCore core_;
+  Drainer drainer_{this};
+  Event drained_;
+  std::mutex handler_mu_;
+  ErrorHandler handler_;  // guarded by handler_mu_
+};
+
+}  // namespace turnstile
