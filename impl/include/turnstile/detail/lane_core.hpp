@@ -87,38 +87,52 @@ class BasicLaneCore {
   }
 
   // Runs up to `budget` turns, one at a time, in FIFO order. `Marker` has
-  // enter(Item*)/exit() around each turn. Returns more (budget used up; post the
-  // drain again), idle (queue empty, lane stopped) or drained (queue empty and
-  // closed: report close completion).
+  // enter(Item*)/exit() around each turn. Returns more (budget used up; post
+  // the drain again), idle (queue empty, lane stopped) or drained (queue empty
+  // and closed: report close completion).
+  //
+  // The next item is unlinked (or the lane marked idle) *before* the finished
+  // item completes, so by the time an awaiter resumes, the drain no longer
+  // needs the lane unless more work is queued: awaiting the last run() and then
+  // destroying the lane is safe.
   template <class Marker>
   Drain drain(Marker& marker, std::size_t budget) {
-    for (std::size_t n = 0; n < budget; ++n) {
-      Item* item = nullptr;
-      {
-        std::lock_guard<typename Sync::mutex> lock(mu_);
-        item = head_.load();
-        if (item == nullptr) {
-          running_.store(false);  // [LANE-I1] the only drain stops
-          return closed_.load() ? Drain::drained : Drain::idle;  // [LANE-I4]
-        }
-        Item* next = item->next_.load();
-        head_.store(next);
-        if (next == nullptr) tail_.store(nullptr);
-      }
+    Drain status = Drain::more;
+    Item* item = pop_or_stop(status);
+    for (std::size_t n = 0; item != nullptr; ++n) {
       marker.enter(item);
       item->run_turn();
 #if defined(TURNSTILE_MUTANT_LANE_COMPLETE_INSIDE_TURN)
       item->complete();  // mutant: the continuation observes the marker, breaking [LANE-I5]
       marker.exit();
+      Item* next = n + 1 < budget ? pop_or_stop(status) : nullptr;
 #else
       marker.exit();
+      Item* next = n + 1 < budget ? pop_or_stop(status) : nullptr;
       item->complete();  // [LANE-I5] after the marker is released
 #endif
+      item = next;
     }
-    return Drain::more;
+    return status;
   }
 
  private:
+  // Unlinks the head; when the queue is empty, stops the drain and sets
+  // `status` to idle or drained.
+  Item* pop_or_stop(Drain& status) {
+    std::lock_guard<typename Sync::mutex> lock(mu_);
+    Item* item = head_.load();
+    if (item == nullptr) {
+      running_.store(false);                                   // [LANE-I1] the only drain stops
+      status = closed_.load() ? Drain::drained : Drain::idle;  // [LANE-I4]
+      return nullptr;
+    }
+    Item* next = item->next_.load();
+    head_.store(next);
+    if (next == nullptr) tail_.store(nullptr);
+    return item;
+  }
+
   typename Sync::mutex mu_;
   typename Sync::template var<Item*> head_{};     // guarded by mu_
   typename Sync::template var<Item*> tail_{};     // guarded by mu_
