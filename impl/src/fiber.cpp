@@ -40,6 +40,17 @@ FiberRoot run_fiber(Task<> task, FiberDone on_done) {
   return f != nullptr ? f->context : tls_fallback_context;
 }
 
+// Defined here, beside the slots, so a lookup is one out-of-line call that
+// reads the slot directly (see impl/bench/fiber_local_bench.cpp).
+[[gnu::noinline]] const Frame* find_binding(const void* key) noexcept {
+  FiberState* fs = tls_current_fiber;
+  for (const Frame* f = (fs != nullptr ? fs->context : tls_fallback_context).get(); f != nullptr;
+       f = f->prev()) {
+    if (f->key() == key) return f;  // [FL-5.5] newest first
+  }
+  return nullptr;
+}
+
 [[gnu::noinline]] CurrentFiberScope::CurrentFiberScope(FiberState* f) noexcept
     : previous_(tls_current_fiber) {
   tls_current_fiber = f;  // [RT-3.1] install the fiber for this step

@@ -4,13 +4,6 @@
 
 namespace turnstile::detail {
 
-const Frame* find_binding(const void* key) noexcept {
-  for (const Frame* f = current_context().get(); f != nullptr; f = f->prev()) {
-    if (f->key() == key) return f;  // [FL-5.5] newest first
-  }
-  return nullptr;
-}
-
 // current_context() is re-read at construction and at destruction: for a Task
 // body these run in different steps, possibly on different carriers, and each
 // must act on the fiber's own slot ([FL-5.1]).

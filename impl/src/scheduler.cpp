@@ -57,10 +57,11 @@ bool ThreadPool::on_carrier() const noexcept {
 }
 
 void ThreadPool::post(Runnable& item) {
-  {
-    std::lock_guard lock(mu_);
-    ready_.push_back(&item);  // [RT-2.2] FIFO: carriers take from the front
-  }
+  std::lock_guard lock(mu_);
+  ready_.push_back(&item);  // [RT-2.2] FIFO: carriers take from the front
+  // Under the lock: a post from another pool's carrier (resume_on) may be the
+  // last thing this pool runs; once the item is seen, the owner may destroy the
+  // pool (cv_ included) before an unlocked notify ran.
   cv_.notify_one();
 }
 

@@ -24,10 +24,10 @@ namespace {
 class PrivateLoop final : public Scheduler {
  public:
   void post(Runnable& item) override {
-    {
-      std::lock_guard lock(mu_);
-      ready_.push_back(&item);
-    }
+    std::lock_guard lock(mu_);
+    ready_.push_back(&item);
+    // Under the lock: once the loop sees this item it may run the last fiber to
+    // its end and destroy the loop (cv_ included) before an unlocked notify ran.
     cv_.notify_one();
   }
 

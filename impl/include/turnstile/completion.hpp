@@ -113,7 +113,7 @@ class Promise {
       Promise* p;
       Awaiter(Promise* self) noexcept : detail::CompletionAwaiter(self->core_), p(self) {}
       T await_resume() const {
-        if (p->result_.index() == 2) std::rethrow_exception(std::get<2>(p->result_));
+        if (p->result_.index() == 2) std::rethrow_exception(std::move(std::get<2>(p->result_)));
         return std::move(std::get<1>(p->result_));
       }
     };

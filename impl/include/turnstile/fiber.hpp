@@ -54,6 +54,10 @@ FiberState* current_fiber() noexcept;
 // The context slot of the current fiber, or this thread's fallback slot.
 FrameRef& current_context() noexcept;
 
+// Walks the current context's chain newest-first for `key` ([FL-5.5]); null
+// when unbound. One out-of-line call (FiberLocal::get's hot path).
+const Frame* find_binding(const void* key) noexcept;
+
 // Installs `f` as the current fiber for this object's lifetime.
 class CurrentFiberScope {
  public:

@@ -72,9 +72,6 @@ class TypedFrame final : public Frame {
   const T value_;  // [FRAME-I1] immutable once published
 };
 
-// Walks the current chain newest-first for `key` ([FL-5.5]); null when unbound.
-const Frame* find_binding(const void* key) noexcept;
-
 // Replaces the current context head with `next` for this object's lifetime and
 // restores the saved head on destruction (return or throw) ([FL-3.1]).
 class ContextSwap {

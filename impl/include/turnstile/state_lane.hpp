@@ -115,7 +115,9 @@ class LaneRun final : public LaneItem {
   Completion done_;
 
   R take() {
-    if (result_.index() == 2) std::rethrow_exception(std::get<2>(result_));
+    // Moved out, so the awaiter holds the only reference to the exception (its
+    // count lives in uninstrumented libstdc++, which ThreadSanitizer cannot see).
+    if (result_.index() == 2) std::rethrow_exception(std::move(std::get<2>(result_)));
     if constexpr (!std::is_void_v<R>) return std::move(std::get<1>(result_));
   }
 

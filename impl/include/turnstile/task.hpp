@@ -79,7 +79,7 @@ class TaskPromise final : public TaskPromiseBase {
     result_.template emplace<1>(std::forward<U>(v));
   }
   T take_result() {
-    if (result_.index() == 2) std::rethrow_exception(std::get<2>(result_));  // [RT-1.4]
+    if (result_.index() == 2) std::rethrow_exception(std::move(std::get<2>(result_)));  // [RT-1.4]
     return std::move(std::get<1>(result_));
   }
 
@@ -94,7 +94,7 @@ class TaskPromise<void> final : public TaskPromiseBase {
   void unhandled_exception() noexcept { error_ = std::current_exception(); }
   void return_void() noexcept {}
   void take_result() {
-    if (error_) std::rethrow_exception(error_);  // [RT-1.4]
+    if (error_) std::rethrow_exception(std::move(error_));  // [RT-1.4]
   }
 
  private:

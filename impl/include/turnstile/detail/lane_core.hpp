@@ -87,9 +87,9 @@ class BasicLaneCore {
   }
 
   // Runs up to `budget` turns, one at a time, in FIFO order. `Marker` has
-  // enter(Item*)/exit() around each turn. Returns more (budget used up; post
-  // the drain again), idle (queue empty, lane stopped) or drained (queue empty
-  // and closed: report close completion).
+  // enter(Item*)/exit() around each turn. Returns more (budget used up with
+  // items still queued; post the drain again), idle (queue empty, lane
+  // stopped) or drained (queue empty and closed: report close completion).
   //
   // The next item is unlinked (or the lane marked idle) *before* the finished
   // item completes, so by the time an awaiter resumes, the drain no longer
@@ -105,10 +105,10 @@ class BasicLaneCore {
 #if defined(TURNSTILE_MUTANT_LANE_COMPLETE_INSIDE_TURN)
       item->complete();  // mutant: the continuation observes the marker, breaking [LANE-I5]
       marker.exit();
-      Item* next = n + 1 < budget ? pop_or_stop(status) : nullptr;
+      Item* next = n + 1 < budget ? pop_or_stop(status) : stop_if_empty(status);
 #else
       marker.exit();
-      Item* next = n + 1 < budget ? pop_or_stop(status) : nullptr;
+      Item* next = n + 1 < budget ? pop_or_stop(status) : stop_if_empty(status);
       item->complete();  // [LANE-I5] after the marker is released
 #endif
       item = next;
@@ -131,6 +131,18 @@ class BasicLaneCore {
     head_.store(next);
     if (next == nullptr) tail_.store(nullptr);
     return item;
+  }
+
+  // At the end of a step's budget: leaves a queued head for the next step
+  // (status stays more) or, when the queue is empty, stops the drain as
+  // pop_or_stop does, so the last item's awaiter never finds the lane running.
+  Item* stop_if_empty(Drain& status) {
+    std::lock_guard<typename Sync::mutex> lock(mu_);
+    if (head_.load() == nullptr) {
+      running_.store(false);                                   // [LANE-I1]
+      status = closed_.load() ? Drain::drained : Drain::idle;  // [LANE-I4]
+    }
+    return nullptr;
   }
 
   typename Sync::mutex mu_;

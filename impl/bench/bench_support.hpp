@@ -1,0 +1,47 @@
+// impl/bench/bench_support.hpp: helpers shared by the benchmark binaries.
+//
+// sink(v): forces the scalar `v` to be computed into a register (so a load
+// really happens) and is a compiler memory barrier. Use it instead of
+// benchmark::DoNotOptimize for scalars: with g++ 12 and Debian's Google
+// Benchmark 1.7.1, DoNotOptimize(int&) uses the constraint "+m,r", and g++
+// picks "m" without materialising the value, so the load being measured is
+// silently dropped (an empty loop). DoNotOptimize is still right for class
+// objects (it uses "+m" alone there).
+//
+// Allocation counting: alloc_counter.cpp replaces the global operator new (every
+// form) with one that counts into a per-thread counter, so a benchmark can
+// report allocations per iteration:
+//
+//   const auto a0 = turnstile_bench::thread_allocations();
+//   for (auto _ : state) { ... }
+//   turnstile_bench::report_allocations(state, a0);   // counter "allocs_per_iter"
+//
+// The counter is per thread (a plain thread_local increment, about one cycle,
+// so counting does not distort the timings): it sees only the allocations made
+// on the thread that runs the benchmark loop. Use it only for loops whose work
+// stays on that thread (plain thread, sync_wait's private loop, ManualScheduler,
+// Boost.Fiber on one thread).
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace turnstile_bench {
+
+template <class T>
+  requires(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(void*))
+[[gnu::always_inline]] inline void sink(T v) noexcept {
+  asm volatile("" : : "r"(v) : "memory");
+}
+
+// operator new calls made by the calling thread so far.
+std::uint64_t thread_allocations() noexcept;
+
+inline void report_allocations(benchmark::State& state, std::uint64_t before) {
+  state.counters["allocs_per_iter"] = benchmark::Counter(
+      static_cast<double>(thread_allocations() - before), benchmark::Counter::kAvgIterations);
+}
+
+}  // namespace turnstile_bench

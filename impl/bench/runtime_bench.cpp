@@ -1,0 +1,323 @@
+// impl/bench/runtime_bench.cpp: costs of the runtime primitives and their peer
+// baselines, in one binary so ci/bench can divide one by the other.
+//
+//   BM_RT_TaskAwait               co_await of a trivially completing Task<int>,
+//                                 inside a fiber (frame allocation + trampoline)
+//   BM_RT_EventWake               Event::set -> waiter resumed, ManualScheduler
+//                                 driven by the benchmark thread (one item per set)
+//   BM_RT_ChannelPingPong/carriers:N   round trip between two fibers over two
+//                                 rendezvous Channel<int> on ThreadPool(N)
+//   BM_RT_PoolPost/carriers:N     kBatch intrusive Runnables posted by this thread,
+//                                 waited for; BM_RT_PoolPostFn: the same through
+//                                 post_fn (one allocation per item)
+// Baselines:
+//   BM_Base_RefTaskAwait          a textbook lazy coroutine task (symmetric transfer
+//                                 by returning the handle), same loop
+//   BM_Base_BoostFiberCvWake      Boost.Fiber: set flag + notify, yield -> waiter
+//                                 resumed (one thread, round-robin)
+//   BM_Base_BoostChannelPingPong  Boost.Fiber unbuffered_channel ping-pong (one thread)
+//   BM_Base_BoostChannelPingPong2 the same on two threads (shared_work scheduler)
+//   BM_Base_AsioPost/threads:N    boost::asio::thread_pool(N), post of a lambda
+// Cross-thread benchmarks use real (wall) time.
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/fiber/all.hpp>
+#include <coroutine>
+#include <exception>
+#include <thread>
+#include <vector>
+
+#include "bench_support.hpp"
+#include "turnstile/channel.hpp"
+#include "turnstile/completion.hpp"
+#include "turnstile/scope.hpp"
+#include "turnstile/sync_wait.hpp"
+
+namespace {
+
+using namespace turnstile;
+using turnstile_bench::report_allocations;
+using turnstile_bench::thread_allocations;
+
+constexpr int kBatch = 1000;  // items per iteration of the post benchmarks
+
+// ------------------------------------------------------------ Task await
+
+Task<int> trivial(int x) { co_return x; }
+
+Task<> task_await_loop(benchmark::State& state) {
+  int i = 0;
+  long sum = 0;
+  const auto a0 = thread_allocations();
+  for (auto _ : state) sum += co_await trivial(++i);
+  report_allocations(state, a0);
+  turnstile_bench::sink(sum);
+}
+void BM_RT_TaskAwait(benchmark::State& state) { sync_wait(task_await_loop(state)); }
+
+// A textbook lazy task: the peer of Task<int> without the trampoline.
+template <class T>
+class RefTask {
+ public:
+  struct promise_type {
+    T value{};
+    std::coroutine_handle<> continuation = std::noop_coroutine();
+    RefTask get_return_object() { return RefTask(Handle::from_promise(*this)); }
+    std::suspend_always initial_suspend() noexcept { return {}; }
+    auto final_suspend() noexcept {
+      struct Final {
+        bool await_ready() noexcept { return false; }
+        std::coroutine_handle<> await_suspend(Handle h) noexcept { return h.promise().continuation; }
+        void await_resume() noexcept {}
+      };
+      return Final{};
+    }
+    void return_value(T v) { value = v; }
+    void unhandled_exception() { std::terminate(); }
+  };
+  using Handle = std::coroutine_handle<promise_type>;
+  explicit RefTask(Handle h) : h_(h) {}
+  RefTask(RefTask&& o) noexcept : h_(std::exchange(o.h_, {})) {}
+  ~RefTask() {
+    if (h_) h_.destroy();
+  }
+  bool await_ready() const noexcept { return false; }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> c) noexcept {
+    h_.promise().continuation = c;
+    return h_;
+  }
+  T await_resume() { return h_.promise().value; }
+  void start() { h_.resume(); }
+  bool done() const { return h_.done(); }
+
+ private:
+  Handle h_;
+};
+
+RefTask<int> ref_trivial(int x) { co_return x; }
+RefTask<long> ref_await_loop(benchmark::State& state) {
+  int i = 0;
+  long sum = 0;
+  const auto a0 = thread_allocations();
+  for (auto _ : state) sum += co_await ref_trivial(++i);
+  report_allocations(state, a0);
+  co_return sum;
+}
+void BM_Base_RefTaskAwait(benchmark::State& state) {
+  RefTask<long> t = ref_await_loop(state);
+  t.start();  // runs to completion: nothing in it suspends for real
+  if (!t.done()) state.SkipWithError("reference task did not complete");
+}
+
+// ------------------------------------------------------------ Event wake
+
+Task<> event_waiter(Event& ev, const bool& stop, long& resumed) {
+  for (;;) {
+    co_await ev.wait();
+    ev.reset();  // nobody waits now: we are the only waiter
+    if (stop) co_return;
+    ++resumed;
+  }
+}
+void BM_RT_EventWake(benchmark::State& state) {
+  ManualScheduler manual;
+  Event ev;
+  bool stop = false;
+  long resumed = 0;
+  detach(manual, event_waiter(ev, stop, resumed));
+  manual.run_until_idle();  // the waiter is parked on ev
+  const auto a0 = thread_allocations();
+  for (auto _ : state) {
+    ev.set();           // posts the waiter's resumption, never runs it inline
+    manual.run_next();  // the waiter resumes, resets, parks again
+  }
+  report_allocations(state, a0);
+  stop = true;
+  ev.set();
+  manual.run_until_idle();
+  if (resumed != static_cast<long>(state.iterations())) state.SkipWithError("lost wake-up");
+}
+
+void BM_Base_BoostFiberCvWake(benchmark::State& state) {
+  boost::fibers::mutex mu;
+  boost::fibers::condition_variable cv;
+  bool flag = false, stop = false;
+  long resumed = 0;
+  boost::fibers::fiber waiter([&] {
+    std::unique_lock lock(mu);
+    for (;;) {
+      cv.wait(lock, [&] { return flag; });
+      flag = false;
+      if (stop) return;
+      ++resumed;
+    }
+  });
+  boost::this_fiber::yield();  // the waiter parks on cv
+  const auto a0 = thread_allocations();
+  for (auto _ : state) {
+    {
+      std::lock_guard lock(mu);
+      flag = true;
+    }
+    cv.notify_one();
+    boost::this_fiber::yield();  // the waiter runs, parks again, we come back
+  }
+  report_allocations(state, a0);
+  {
+    std::lock_guard lock(mu);
+    flag = stop = true;
+  }
+  cv.notify_one();
+  waiter.join();
+  if (resumed != static_cast<long>(state.iterations())) state.SkipWithError("lost wake-up");
+}
+
+// ------------------------------------------------------------ Channel ping-pong
+
+Task<> pong(Channel<int>& in, Channel<int>& out) {
+  while (auto v = co_await in.receive()) co_await out.send(*v + 1);
+}
+Task<> ping_pong(benchmark::State& state, Channel<int>& to, Channel<int>& from) {
+  Scope scope;
+  scope.spawn(pong(to, from));
+  int v = 0;
+  for (auto _ : state) {
+    co_await to.send(v);
+    v = (co_await from.receive()).value();
+  }
+  to.close();
+  co_await scope.join();
+  if (v != static_cast<int>(state.iterations())) state.SkipWithError("lost value");
+}
+void BM_RT_ChannelPingPong(benchmark::State& state) {
+  ThreadPool pool(static_cast<unsigned>(state.range(0)));
+  Channel<int> to(0), from(0);  // rendezvous, like Boost's unbuffered_channel
+  sync_wait(pool, ping_pong(state, to, from));
+}
+
+void BM_Base_BoostChannelPingPong(benchmark::State& state) {
+  boost::fibers::unbuffered_channel<int> to, from;
+  boost::fibers::fiber echo([&] {
+    int v;
+    while (to.pop(v) == boost::fibers::channel_op_status::success) from.push(v + 1);
+  });
+  int v = 0;
+  for (auto _ : state) {
+    to.push(v);
+    from.pop(v);
+  }
+  to.close();
+  echo.join();
+}
+
+// The M:N peer of ThreadPool(2): Boost.Fiber's work-sharing scheduler on two
+// threads (spinning dispatchers, as in Boost's work_sharing example), the ping
+// and echo fibers free to run on either thread.
+void BM_Base_BoostChannelPingPong2(benchmark::State& state) {
+  namespace bf = boost::fibers;
+  bf::unbuffered_channel<int> to, from;
+  bf::mutex mu;
+  bf::condition_variable cv;
+  bool done = false;
+  std::thread helper([&] {
+    bf::use_scheduling_algorithm<bf::algo::shared_work>();
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return done; });  // runs shared fibers meanwhile
+  });
+  std::thread driver([&] {
+    bf::use_scheduling_algorithm<bf::algo::shared_work>();
+    bf::fiber echo([&] {
+      int v;
+      while (to.pop(v) == bf::channel_op_status::success) from.push(v + 1);
+    });
+    bf::fiber ping([&] {
+      int v = 0;
+      for (auto _ : state) {
+        to.push(v);
+        from.pop(v);
+      }
+      to.close();
+    });
+    ping.join();
+    echo.join();
+    {
+      std::lock_guard lock(mu);
+      done = true;
+    }
+    cv.notify_all();
+  });
+  driver.join();
+  helper.join();
+}
+
+// ------------------------------------------------------------ post throughput
+
+struct Countdown {
+  std::atomic<int> left{0};
+  void done_one() noexcept {
+    if (left.fetch_sub(1, std::memory_order_acq_rel) == 1) left.notify_one();
+  }
+  void wait() noexcept {
+    for (int v = left.load(std::memory_order_acquire); v != 0; v = left.load(std::memory_order_acquire))
+      left.wait(v, std::memory_order_acquire);
+  }
+};
+
+struct CountItem final : Runnable {
+  Countdown* countdown = nullptr;
+  void run() noexcept override { countdown->done_one(); }
+};
+
+void BM_RT_PoolPost(benchmark::State& state) {
+  ThreadPool pool(static_cast<unsigned>(state.range(0)));
+  Countdown countdown;
+  std::vector<CountItem> items(kBatch);
+  for (auto& item : items) item.countdown = &countdown;
+  for (auto _ : state) {
+    countdown.left.store(kBatch, std::memory_order_relaxed);
+    for (auto& item : items) pool.post(item);
+    countdown.wait();
+  }
+  state.SetItemsProcessed(state.iterations() * kBatch);
+}
+
+void BM_RT_PoolPostFn(benchmark::State& state) {
+  ThreadPool pool(static_cast<unsigned>(state.range(0)));
+  Countdown countdown;
+  for (auto _ : state) {
+    countdown.left.store(kBatch, std::memory_order_relaxed);
+    for (int i = 0; i < kBatch; ++i) pool.post_fn([&countdown] { countdown.done_one(); });
+    countdown.wait();
+  }
+  state.SetItemsProcessed(state.iterations() * kBatch);
+}
+
+void BM_Base_AsioPost(benchmark::State& state) {
+  boost::asio::thread_pool pool(static_cast<std::size_t>(state.range(0)));
+  Countdown countdown;
+  for (auto _ : state) {
+    countdown.left.store(kBatch, std::memory_order_relaxed);
+    for (int i = 0; i < kBatch; ++i) boost::asio::post(pool, [&countdown] { countdown.done_one(); });
+    countdown.wait();
+  }
+  pool.join();
+  state.SetItemsProcessed(state.iterations() * kBatch);
+}
+
+}  // namespace
+
+BENCHMARK(BM_RT_TaskAwait);
+BENCHMARK(BM_Base_RefTaskAwait);
+BENCHMARK(BM_RT_EventWake);
+BENCHMARK(BM_Base_BoostFiberCvWake);
+BENCHMARK(BM_RT_ChannelPingPong)->ArgName("carriers")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_Base_BoostChannelPingPong);
+BENCHMARK(BM_Base_BoostChannelPingPong2)->UseRealTime();
+BENCHMARK(BM_RT_PoolPost)->ArgName("carriers")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_RT_PoolPostFn)->ArgName("carriers")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_Base_AsioPost)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+
+BENCHMARK_MAIN();

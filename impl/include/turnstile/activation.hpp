@@ -1,0 +1,254 @@
+// turnstile/activation.hpp: Activation<State>, actor turns on a serial lane and
+// an interleaved lane.
+//
+//   Activation<Cart> cart("cart/user-42", Cart{});
+//   co_await cart.call("add_item", [item](TurnContext<Cart>& ctx) -> Task<> {
+//     ctx.state().items.push_back(item);        // no lock: this is a turn
+//     co_await ctx.state().save();              // the turn is still open
+//   });                                         // the turn ends when this settles
+//
+// A turn is one execution of one method against one activation. It starts when
+// the runtime dispatches the call and ends when the body's Task settles, not at
+// its first suspension ([TURN-1.1]).
+//
+// Guarantees
+//   - Serial lane (the default): a serial turn starts once the previous serial
+//     turn has settled; serial turns never overlap, across all their awaits
+//     ([TURN-3.1], [TURN-4.1]). They start in arrival order, which is the order
+//     of the call() calls, even when the returned Tasks are awaited later
+//     ([TURN-2.2]). No priority, no bound, no reordering ([TURN-2.4]).
+//   - Interleaved lane: a call to a method in `interleaved_methods`, or any call
+//     when `reentrancy == Reentrancy::always`, starts at once and is not waited
+//     for; it observes state changing across its awaits ([TURN-3.2]). Which
+//     lane a call takes is decided by the activation and method, never by the
+//     caller ([TURN-3.3]).
+//   - Steps of all turns of one activation run one at a time on its Strand, so
+//     between two awaits nothing else touches the state ([TURN-1.2]).
+//   - A throwing turn fails its caller; the next turn still runs ([TURN-2.5]).
+//   - Self-call: a serial call into an activation from inside one of its own
+//     serial turns (directly, or through calls that turn awaits) throws
+//     TurnReentrancyError naming the activation and method at once, instead of
+//     waiting for itself ([TURN-7.1]).
+//   - Slow turns: a turn that runs longer than `slow_turn` is reported once,
+//     to `on_slow_turn` ([TURN-4.2]); at settle, or earlier by
+//     check_slow_turns() / Host::check_slow_turns().
+//
+// Where a continuation resumes: the caller of call() resumes in a step posted
+// to its own fiber's scheduler once the turn has settled ([RT-4.2]). Turn
+// bodies run as fibers on the activation's Strand.
+//
+// Outside the turn sequence ([TURN-5.1]): ctx.task(body) starts work that may
+// outlive the turn, carries no turn marker and touches state only through
+// turn(fn), a full serial turn; snapshot() returns a copy of the state as the
+// last serial turn left it, for reads outside a turn.
+//
+// Thread safety: call(), queued(), running(), snapshot() from any thread or
+// fiber. Precondition: an activation is destroyed only when no turn is queued
+// or running.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "turnstile/completion.hpp"
+#include "turnstile/detail/turn_chain.hpp"
+#include "turnstile/fiber.hpp"
+#include "turnstile/fiber_local.hpp"
+#include "turnstile/strand.hpp"
+#include "turnstile/task.hpp"
+
+namespace turnstile {
+
+enum class Reentrancy { never, always };
+
+struct ActivationOptions {
+  using Clock = std::chrono::steady_clock;
+  using SlowTurnHandler = std::function<void(const std::string& activation_id,
+                                             const std::string& method,
+                                             std::chrono::nanoseconds elapsed)>;
+  Reentrancy reentrancy = Reentrancy::never;
+  std::set<std::string> interleaved_methods;
+  std::chrono::nanoseconds slow_turn = std::chrono::seconds(5);
+  SlowTurnHandler on_slow_turn;                // default: a warning on stderr
+  std::function<Clock::time_point()> clock;    // default: steady_clock::now (inject for tests)
+};
+
+// A serial call that would wait for a turn it is part of. [TURN-7.1]
+class TurnReentrancyError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+struct ActivationStats {
+  std::string id;
+  std::size_t queued = 0;
+  std::size_t running = 0;
+  std::uint64_t turns_completed = 0;
+  std::uint64_t slow_turns = 0;
+};
+
+namespace detail {
+// The ambient turn marker: which turn(s) the current fiber is part of.
+struct TurnMarker {
+  const void* activation;
+  const std::string* method;
+  bool serial;
+  const TurnMarker* outer;  // the turn that made the call, if any
+};
+const FiberLocal<const TurnMarker*>& turn_marker() noexcept;
+using TurnChain = BasicTurnChain<StdSync>;
+}  // namespace detail
+
+// The type-erased part of an activation: identity, counters, slow-turn watch.
+class ActivationBase {
+ public:
+  ActivationBase(std::string id, ActivationOptions options, Scheduler& scheduler);
+  ActivationBase(const ActivationBase&) = delete;
+  ActivationBase& operator=(const ActivationBase&) = delete;
+  virtual ~ActivationBase();
+
+  const std::string& id() const noexcept { return id_; }
+  // Serial calls made whose turn has not started (a counter). [TURN-2.3]
+  std::size_t queued() const noexcept { return queued_.load(std::memory_order_relaxed); }
+  // Turns started and not yet settled (serial and interleaved).
+  std::size_t running() const noexcept { return running_.load(std::memory_order_relaxed); }
+  std::uint64_t turns_completed() const noexcept { return completed_.load(std::memory_order_relaxed); }
+  std::uint64_t slow_turns() const noexcept { return slow_.load(std::memory_order_relaxed); }
+  ActivationStats stats() const;
+  // Reports every running turn that has exceeded slow_turn and was not yet
+  // reported. [TURN-4.2]
+  void check_slow_turns();
+  // True when `method` takes the interleaved lane on this activation. [TURN-3.3]
+  bool is_interleaved(const std::string& method) const;
+
+ protected:
+  struct RunningTurn {
+    const std::string* method;
+    ActivationOptions::Clock::time_point started;
+    bool reported = false;
+  };
+  // Throws TurnReentrancyError if a serial call of `method` from here would
+  // wait for a turn the caller is part of. [TURN-7.1]
+  void check_self_call(const std::string& method) const;
+  RunningTurn* turn_started(const std::string& method);
+  void turn_settled(RunningTurn* t);
+
+  std::shared_ptr<Strand> strand_;  // shared with its running drain
+  detail::TurnChain chain_;
+  std::atomic<std::size_t> queued_{0};   // counters: relaxed, read for reporting only
+  std::atomic<std::size_t> running_{0};
+  std::atomic<std::uint64_t> completed_{0};
+  std::atomic<std::uint64_t> slow_{0};
+
+ private:
+  void report_slow(const RunningTurn& t, std::chrono::nanoseconds elapsed);
+  ActivationOptions::Clock::time_point now() const;
+
+  std::string id_;
+  ActivationOptions options_;
+  std::mutex turns_mu_;
+  std::vector<std::unique_ptr<RunningTurn>> turns_;  // guarded by turns_mu_
+};
+
+template <class State>
+class Activation;
+
+// Handed to work outside the turn sequence (ctx.task bodies).
+template <class State>
+class TaskContext {
+ public:
+  explicit TaskContext(Activation<State>& a) noexcept : activation_(&a) {}
+  // A full serial turn: `fn(TurnContext<State>&) -> Task<R>`, or a plain
+  // `fn(State&) -> R`. Legal from a task. [TURN-5.2]
+  template <class F>
+  auto turn(F fn) const;
+  // A copy of the state as the last serial turn left it. [TURN-5.3]
+  std::shared_ptr<const State> snapshot() const { return activation_->snapshot(); }
+  Activation<State>& activation() const noexcept { return *activation_; }
+
+ protected:
+  Activation<State>* activation_;
+};
+
+// Handed to a turn's body.
+template <class State>
+class TurnContext : public TaskContext<State> {
+ public:
+  TurnContext(Activation<State>& a, const std::string& method) noexcept
+      : TaskContext<State>(a), method_(method) {}
+  // The live state. Valid inside the turn only.
+  State& state() const noexcept { return this->activation_->state_; }
+  const std::string& method() const noexcept { return method_; }
+  // Starts `body(TaskContext<State>&) -> Task<>` outside the turn sequence: it
+  // may outlive the turn and carries no turn marker. [TURN-5.1]
+  template <class F>
+  void task(F body) const;
+
+ private:
+  const std::string& method_;
+};
+
+template <class State>
+class Activation final : public ActivationBase {
+ public:
+  Activation(std::string id, State initial, ActivationOptions options = {},
+             Scheduler& scheduler = default_scheduler())
+      : ActivationBase(std::move(id), std::move(options), scheduler),
+        state_(std::move(initial)),
+        snapshot_(std::make_shared<const State>(state_)) {}
+
+  // Calls `method` with `body(TurnContext<State>&) -> Task<R>`. Takes effect now
+  // (arrival order); keeps `body` alive until its turn settles. [TURN-2.2]
+  template <class F>
+  auto call(std::string method, F body) -> std::invoke_result_t<F&, TurnContext<State>&>;
+
+  // A copy of the state as the last serial turn left it. [TURN-5.3]
+  std::shared_ptr<const State> snapshot() const {
+    std::lock_guard lock(snapshot_mu_);
+    return snapshot_;
+  }
+
+ private:
+  friend class TurnContext<State>;
+  friend class TaskContext<State>;
+
+  template <class R, class F>
+  struct Call {
+    Call(std::string m, F b) : method(std::move(m)), body(std::move(b)) {}
+    std::string method;
+    F body;  // kept alive until the turn settles [TURN-2.2]
+    Promise<R> result;
+  };
+
+  template <class R, class F>
+  static Task<> run_turn(Activation* self, std::shared_ptr<Call<R, F>> call, bool serial,
+                         detail::TurnChain::Link* prev, detail::TurnChain::Link* mine,
+                         const detail::TurnMarker* outer);
+  template <class R>
+  static Task<R> await_result(std::shared_ptr<void> keep, Promise<R>* result) {
+    (void)keep;  // holds the call (and its result) until this task is done
+    co_return co_await result->take();
+  }
+  void publish_snapshot() {
+    auto copy = std::make_shared<const State>(state_);
+    std::lock_guard lock(snapshot_mu_);
+    snapshot_ = std::move(copy);
+  }
+
+  State state_;  // touched only by turn steps, which the Strand serialises [TURN-1.2]
+  mutable std::mutex snapshot_mu_;
+  std::shared_ptr<const State> snapshot_;  // guarded by snapshot_mu_
+};
+
+}  // namespace turnstile
+
+#include "turnstile/detail/activation_impl.hpp"

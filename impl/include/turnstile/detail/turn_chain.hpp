@@ -1,0 +1,79 @@
+// turnstile/detail/turn_chain.hpp: the serial chain of an activation, the one
+// algorithm behind Activation's serial lane (product: StdSync) and
+// model/turn_chain_model.cpp (RelacySync).
+//
+// Turns chain, they do not queue ([TURN-2.1]): each serial call attaches a link
+// to the tail at the moment the call is made and remembers the link before it.
+// Its turn starts when that predecessor link has settled, and it settles its
+// own link when its result settles. Nothing is stored between turns but the
+// tail pointer; "queued" is a counter, not a structure ([TURN-2.3]).
+//
+// Invariants (cited where maintained):
+//   [CHAIN-I1] attach() swaps the tail under mu_: links form one sequence in
+//              the order attach() took the mutex (arrival order).
+//   [CHAIN-I2] a link is settled exactly once, after its turn has finished;
+//              its successor's turn starts only after that (the hand-off goes
+//              through the link's completion word, [COMP-I2]/[COMP-I4]), so
+//              serial turns never overlap and start in arrival order.
+//   [CHAIN-I3] a link lives while its own turn or its successor holds it
+//              (reference count); the last holder frees it.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include "turnstile/detail/completion_core.hpp"
+
+namespace turnstile::detail {
+
+template <class Sync>
+class BasicTurnChain {
+ public:
+  class Link {
+   public:
+    BasicCompletion<Sync> settled;
+
+    void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+    static void release(Link* l) noexcept {
+      // [CHAIN-I3] acq_rel: every holder's use happens-before the free.
+      if (l != nullptr && l->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete l;
+    }
+
+   private:
+    typename Sync::template atomic<std::uint32_t> refs_{1};
+  };
+
+  BasicTurnChain() = default;
+  BasicTurnChain(const BasicTurnChain&) = delete;
+  BasicTurnChain& operator=(const BasicTurnChain&) = delete;
+  ~BasicTurnChain() { Link::release(tail_.load()); }
+
+  // Makes a new link the tail; returns it (one reference, for the caller's
+  // turn) and its predecessor through `prev` (one reference, or null when the
+  // chain was empty). [CHAIN-I1]
+  Link* attach(Link*& prev) {
+    Link* mine = new Link;
+    mine->retain();  // one for the caller, one held as the tail
+    std::lock_guard<typename Sync::mutex> lock(mu_);
+    prev = tail_.load();  // the tail's reference passes to the caller
+    tail_.store(mine);
+#if defined(TURNSTILE_MUTANT_CHAIN_NO_HANDOFF)
+    Link::release(prev);  // mutant: the turn does not wait for its predecessor,
+    prev = nullptr;       // breaking [CHAIN-I2]
+#endif
+    return mine;
+  }
+
+  // Settles `mine` (its turn has finished) and drops the caller's reference:
+  // the successor, if any, is notified through the completion word. [CHAIN-I2]
+  static void settle(Link* mine) noexcept {
+    mine->settled.set();
+    Link::release(mine);
+  }
+
+ private:
+  typename Sync::mutex mu_;
+  typename Sync::template var<Link*> tail_{};  // guarded by mu_; holds one reference
+};
+
+}  // namespace turnstile::detail

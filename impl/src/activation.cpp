@@ -1,0 +1,128 @@
+// activation.cpp: ActivationBase (self-call check, counters, slow-turn watch)
+// and Host.
+#include "turnstile/activation.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "turnstile/host.hpp"
+
+namespace turnstile {
+
+namespace detail {
+const FiberLocal<const TurnMarker*>& turn_marker() noexcept {
+  static const FiberLocal<const TurnMarker*> marker("turnstile.turn_marker");
+  return marker;
+}
+}  // namespace detail
+
+ActivationBase::ActivationBase(std::string id, ActivationOptions options, Scheduler& scheduler)
+    : strand_(std::make_shared<Strand>(scheduler)), id_(std::move(id)), options_(std::move(options)) {}
+
+ActivationBase::~ActivationBase() {
+  if (running() != 0 || queued() != 0) {
+    std::fprintf(stderr,
+                 "turnstile: activation '%s' was destroyed with %zu turn(s) running and %zu "
+                 "queued [TURN-1.1]\n",
+                 id_.c_str(), running(), queued());
+    std::abort();
+  }
+}
+
+bool ActivationBase::is_interleaved(const std::string& method) const {
+  return options_.reentrancy == Reentrancy::always ||
+         options_.interleaved_methods.count(method) != 0;  // [TURN-3.3]
+}
+
+void ActivationBase::check_self_call(const std::string& method) const {
+  const detail::TurnMarker* const* m = detail::turn_marker().try_get();
+  for (const detail::TurnMarker* t = m ? *m : nullptr; t != nullptr; t = t->outer) {
+    if (t->activation == this && t->serial)  // [TURN-7.1]
+      throw TurnReentrancyError("serial call '" + method + "' into activation '" + id_ +
+                                "' from inside its own serial turn '" + *t->method +
+                                "' would wait for itself [TURN-7.1]");
+  }
+}
+
+ActivationOptions::Clock::time_point ActivationBase::now() const {
+  return options_.clock ? options_.clock() : ActivationOptions::Clock::now();
+}
+
+ActivationBase::RunningTurn* ActivationBase::turn_started(const std::string& method) {
+  running_.fetch_add(1, std::memory_order_relaxed);
+  auto t = std::make_unique<RunningTurn>(RunningTurn{&method, now(), false});
+  RunningTurn* raw = t.get();
+  std::lock_guard lock(turns_mu_);
+  turns_.push_back(std::move(t));
+  return raw;
+}
+
+void ActivationBase::turn_settled(RunningTurn* t) {
+  std::unique_ptr<RunningTurn> mine;
+  bool report = false;
+  std::chrono::nanoseconds elapsed{};
+  {
+    std::lock_guard lock(turns_mu_);
+    auto it = std::find_if(turns_.begin(), turns_.end(), [t](auto& p) { return p.get() == t; });
+    mine = std::move(*it);
+    turns_.erase(it);
+    elapsed = now() - mine->started;
+    report = !mine->reported && elapsed > options_.slow_turn;  // [TURN-4.2] once per turn
+  }
+  if (report) report_slow(*mine, elapsed);
+  completed_.fetch_add(1, std::memory_order_relaxed);
+  running_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void ActivationBase::check_slow_turns() {
+  std::vector<std::pair<RunningTurn, std::chrono::nanoseconds>> late;
+  {
+    std::lock_guard lock(turns_mu_);
+    const auto t_now = now();
+    for (auto& t : turns_) {
+      const auto elapsed = t_now - t->started;
+      if (!t->reported && elapsed > options_.slow_turn) {
+        t->reported = true;  // [TURN-4.2] once per slow turn
+        late.emplace_back(*t, elapsed);
+      }
+    }
+  }
+  for (auto& [t, elapsed] : late) report_slow(t, elapsed);
+}
+
+void ActivationBase::report_slow(const RunningTurn& t, std::chrono::nanoseconds elapsed) {
+  slow_.fetch_add(1, std::memory_order_relaxed);
+  if (options_.on_slow_turn) {
+    options_.on_slow_turn(id_, *t.method, elapsed);
+    return;
+  }
+  std::fprintf(stderr, "turnstile: slow turn: activation '%s' method '%s' ran %lld ms [TURN-4.2]\n",
+               id_.c_str(), t.method->c_str(),
+               static_cast<long long>(
+                   std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()));
+}
+
+ActivationStats ActivationBase::stats() const {
+  return ActivationStats{id_, queued(), running(), turns_completed(), slow_turns()};
+}
+
+ActivationBase* Host::find(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  auto it = activations_.find(id);
+  return it == activations_.end() ? nullptr : it->second.get();
+}
+
+std::vector<ActivationStats> Host::activations() const {
+  std::lock_guard lock(mu_);
+  std::vector<ActivationStats> out;
+  for (auto& [id, a] : activations_) out.push_back(a->stats());
+  return out;
+}
+
+void Host::check_slow_turns() {
+  std::lock_guard lock(mu_);
+  for (auto& [id, a] : activations_) a->check_slow_turns();
+}
+
+}  // namespace turnstile

@@ -1,0 +1,57 @@
+// strand.cpp: Strand over the lane core.
+#include "turnstile/strand.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace turnstile {
+
+namespace {
+using Core = detail::BasicLaneCore<StdSync>;
+
+// One posted step, as an item of the lane core (one small allocation a step).
+class StrandStep final : public Core::Item {
+ public:
+  explicit StrandStep(Runnable& r) : runnable_(r) {}
+  void run_turn() noexcept override { runnable_.run(); }
+  void complete() noexcept override { delete this; }
+
+ private:
+  Runnable& runnable_;
+};
+
+struct NoMarker {
+  void enter(Core::Item*) noexcept {}
+  void exit() noexcept {}
+};
+
+constexpr std::size_t kStepsPerDrain = 64;
+}  // namespace
+
+Strand::~Strand() {
+  if (!core_.is_idle()) {
+    std::fputs("turnstile: a Strand was destroyed with steps queued or running [TURN-6.1]\n",
+               stderr);
+    std::abort();
+  }
+}
+
+void Strand::post(Runnable& item) {
+  auto* step = new StrandStep(item);
+  if (core_.submit(step) == Core::Submit::accepted_start_drain) {
+    keep_alive_ = shared_from_this();  // the drain holds the strand while it runs
+    underlying_.post(drainer_);
+  }
+}
+
+void Strand::Drainer::run() noexcept {
+  std::shared_ptr<Strand> keep = std::move(strand_->keep_alive_);
+  NoMarker none;
+  if (strand_->core_.drain(none, kStepsPerDrain) == Core::Drain::more) {
+    strand_->keep_alive_ = std::move(keep);
+    strand_->underlying_.post(*this);  // [TURN-6.1] one step at a time, repost for fairness
+  }
+  // `keep` may be the last reference: the strand is destroyed here, idle.
+}
+
+}  // namespace turnstile
