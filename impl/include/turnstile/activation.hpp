@@ -53,6 +53,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -97,14 +98,22 @@ struct ActivationStats {
 };
 
 namespace detail {
-// The ambient turn marker: which turn(s) the current fiber is part of.
+// The ambient turn marker: which turn(s) the current fiber is part of. Shared
+// (reference counted): a call made from a turn may start after that turn has
+// ended (it was not awaited), and still walks its `outer` chain. [TURN-7.1]
 struct TurnMarker {
-  const void* activation;
-  const std::string* method;
-  bool serial;
-  const TurnMarker* outer;  // the turn that made the call, if any
+  TurnMarker(const void* a, std::string m, bool s, std::shared_ptr<const TurnMarker> o)
+      : activation(a), method(std::move(m)), serial(s), outer(std::move(o)) {}
+  const void* activation;  // compared, never dereferenced
+  const std::string method;
+  const bool serial;
+  const std::shared_ptr<const TurnMarker> outer;  // the turn that made the call, if any
+  // Set when this turn's body has finished: nothing made from it can be awaited
+  // by it any more, so the walk stops here.
+  mutable std::atomic<bool> settled{false};
 };
-const FiberLocal<const TurnMarker*>& turn_marker() noexcept;
+using TurnMarkerRef = std::shared_ptr<const TurnMarker>;
+const FiberLocal<TurnMarkerRef>& turn_marker() noexcept;
 using TurnChain = BasicTurnChain<StdSync>;
 }  // namespace detail
 
@@ -150,7 +159,7 @@ class ActivationBase {
   std::atomic<std::uint64_t> slow_{0};
 
  private:
-  void report_slow(const RunningTurn& t, std::chrono::nanoseconds elapsed);
+  void report_slow(const std::string& method, std::chrono::nanoseconds elapsed);
   ActivationOptions::Clock::time_point now() const;
 
   std::string id_;
@@ -209,7 +218,10 @@ class Activation final : public ActivationBase {
   // Calls `method` with `body(TurnContext<State>&) -> Task<R>`. Takes effect now
   // (arrival order); keeps `body` alive until its turn settles. [TURN-2.2]
   template <class F>
-  auto call(std::string method, F body) -> std::invoke_result_t<F&, TurnContext<State>&>;
+  auto call(std::string method, F body) -> std::invoke_result_t<F&, TurnContext<State>&> {
+    const bool serial = !is_interleaved(method);  // [TURN-3.3] the activation decides
+    return start_call(std::move(method), std::move(body), serial);
+  }
 
   // A copy of the state as the last serial turn left it. [TURN-5.3]
   std::shared_ptr<const State> snapshot() const {
@@ -229,10 +241,14 @@ class Activation final : public ActivationBase {
     Promise<R> result;
   };
 
+  // call() on the lane `serial` names (TaskContext::turn forces the serial lane).
+  template <class F>
+  auto start_call(std::string method, F body, bool serial)
+      -> std::invoke_result_t<F&, TurnContext<State>&>;
   template <class R, class F>
   static Task<> run_turn(Activation* self, std::shared_ptr<Call<R, F>> call, bool serial,
                          detail::TurnChain::Link* prev, detail::TurnChain::Link* mine,
-                         const detail::TurnMarker* outer);
+                         detail::TurnMarkerRef outer);
   template <class R>
   static Task<R> await_result(std::shared_ptr<void> keep, Promise<R>* result) {
     (void)keep;  // holds the call (and its result) until this task is done

@@ -18,6 +18,10 @@
 // once, with a plain callable that calls private *_on_lane bodies directly.
 // rebind() is unbind + bind in one turn; calling the public unbind()/bind()
 // from inside the turn would be reentrant and throw LaneReentrancyError.
+// The public methods are plain functions returning lane_.run(...), not
+// coroutines: the turn is queued when the method is called ([LANE-5.8]), and
+// no lambda with a std::string capture sits inside a co_await expression
+// (GCC 12 miscompiles such a temporary: double free of the capture).
 //
 // Guarantees
 //   - Invariant: between turns, actor_to_session_ and session_to_actor_ are

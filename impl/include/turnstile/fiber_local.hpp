@@ -37,6 +37,15 @@
 // kept. References returned by get()/try_get() are valid while the binding is
 // in effect (or while a snapshot holding it lives).
 //
+// Preconditions: a key outlives every binding made with it (keys are compared
+// by address; declare them static or at namespace scope).
+//
+// Compiler note: GCC 12.2 destroys a temporary aggregate (or a lambda capturing
+// by value) twice when it is built inside a `co_await` operand, e.g.
+// `co_await ch.send(Item{id, FiberContext::capture()})`: the snapshot's
+// reference is dropped twice. Build such values in a named local first
+// (clang is not affected; see impl/tests/fiber_local/fl_support.hpp).
+//
 // Thread safety: a FiberLocal key may be used from any number of fibers at
 // once. FiberContext is immutable: one snapshot may be run on several fibers
 // concurrently ([FL-6.4]). Reads never lock; where and run allocate one frame.
@@ -140,8 +149,9 @@ class FiberLocal {
   // A new head: this binding in front of the current chain ([FL-5.3]: the
   // previous head is shared, not copied).
   detail::FrameRef push(T value) const {
-    auto* f = new detail::TypedFrame<T>(this, detail::FrameRef(detail::current_context()).release(),
-                                        std::move(value));
+    detail::FrameRef prev = detail::current_context();
+    auto* f = new detail::TypedFrame<T>(this, prev.get(), std::move(value));
+    prev.release();  // [FRAME-I2] the frame owns that reference once it is constructed
     return detail::FrameRef::adopt(f);
   }
 
@@ -162,7 +172,8 @@ struct FiberLocalAccess {
   // A new chain head binding `key` to `value` in front of `prev`.
   template <class T>
   static FrameRef bind(const FiberLocal<T>& key, T value, FrameRef prev) {
-    auto* f = new TypedFrame<T>(&key, prev.release(), std::move(value));
+    auto* f = new TypedFrame<T>(&key, prev.get(), std::move(value));
+    prev.release();  // [FRAME-I2] the frame owns that reference once it is constructed
     return FrameRef::adopt(f);
   }
 };
@@ -183,7 +194,7 @@ class FiberContext {
   auto run(F body) const {
     using R = detail::body_result_t<F>;
     if constexpr (is_task_v<R>) {
-      return run_task<typename R::value_type>(std::move(body));
+      return run_task<typename R::value_type>(head_, std::move(body));
     } else {
       detail::ContextSwap installed(head_);
       return body();
@@ -198,9 +209,11 @@ class FiberContext {
  private:
   explicit FiberContext(detail::FrameRef head) noexcept : head_(std::move(head)) {}
 
+  // Static, taking the head by value: the Task holds its own reference to the
+  // snapshot and never reads this FiberContext object ([FL-3.5], [FL-5.6]).
   template <class R, class F>
-  Task<R> run_task(F body) const {
-    detail::ContextSwap installed(head_);
+  static Task<R> run_task(detail::FrameRef head, F body) {
+    detail::ContextSwap installed(std::move(head));
     co_return co_await body();
   }
 

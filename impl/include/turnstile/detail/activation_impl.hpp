@@ -6,14 +6,13 @@ namespace turnstile {
 
 template <class State>
 template <class F>
-auto Activation<State>::call(std::string method, F body)
+auto Activation<State>::start_call(std::string method, F body, bool serial)
     -> std::invoke_result_t<F&, TurnContext<State>&> {
   using TaskR = std::invoke_result_t<F&, TurnContext<State>&>;
   static_assert(is_task_v<TaskR>, "a turn body is (TurnContext<State>&) -> Task<R> [TURN-1.1]");
   using R = typename TaskR::value_type;
 
-  const bool serial = !is_interleaved(method);  // [TURN-3.3] the activation decides
-  if (serial) check_self_call(method);          // [TURN-7.1] throw now, never wait for itself
+  if (serial) check_self_call(method);  // [TURN-7.1] throw now, never wait for itself
   auto call = std::make_shared<Call<R, F>>(std::move(method), std::move(body));
 
   detail::TurnChain::Link* prev = nullptr;
@@ -22,7 +21,7 @@ auto Activation<State>::call(std::string method, F body)
     queued_.fetch_add(1, std::memory_order_relaxed);
     mine = chain_.attach(prev);  // [TURN-2.2] arrival order is call order
   }
-  const detail::TurnMarker* const* outer = detail::turn_marker().try_get();
+  const detail::TurnMarkerRef* outer = detail::turn_marker().try_get();
   // The turn runs as a fiber on the strand, with the caller's bindings (so a
   // marker of a turn that awaits this call travels with it) [TURN-7.1].
   detail::start_fiber(*strand_, run_turn<R, F>(this, call, serial, prev, mine, outer ? *outer : nullptr),
@@ -35,35 +34,43 @@ template <class State>
 template <class R, class F>
 Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>> call, bool serial,
                                    detail::TurnChain::Link* prev, detail::TurnChain::Link* mine,
-                                   const detail::TurnMarker* outer) {
+                                   detail::TurnMarkerRef outer) {
   if (prev != nullptr) {
     co_await detail::CompletionAwaiter(prev->settled);  // [CHAIN-I2] after the previous settles
     detail::TurnChain::Link::release(prev);
   }
   if (serial) self->queued_.fetch_sub(1, std::memory_order_relaxed);
   auto* running = self->turn_started(call->method);
-  detail::TurnMarker marker{self, &call->method, serial, outer};
+  auto marker = std::make_shared<detail::TurnMarker>(self, call->method, serial, std::move(outer));
   TurnContext<State> ctx(*self, call->method);
+  std::exception_ptr error;
+  std::optional<std::conditional_t<std::is_void_v<R>, char, R>> value;
   try {
     if constexpr (std::is_void_v<R>) {
-      co_await detail::turn_marker().where(&marker, [&] { return call->body(ctx); });
-      if (serial) self->publish_snapshot();
-      self->turn_settled(running);
-      if (serial) detail::TurnChain::settle(mine);  // [TURN-1.1] the turn ends as its result settles
-      call->result.set_value();
+      co_await detail::turn_marker().where(marker, [&] { return call->body(ctx); });
     } else {
-      R value = co_await detail::turn_marker().where(&marker, [&] { return call->body(ctx); });
-      if (serial) self->publish_snapshot();
-      self->turn_settled(running);
-      if (serial) detail::TurnChain::settle(mine);
-      call->result.set_value(std::move(value));
+      value.emplace(co_await detail::turn_marker().where(marker, [&] { return call->body(ctx); }));
     }
   } catch (...) {
-    // [TURN-2.5] a throwing turn fails its caller; the next turn still runs.
-    if (serial) self->publish_snapshot();
-    self->turn_settled(running);
-    if (serial) detail::TurnChain::settle(mine);
-    call->result.set_exception(std::current_exception());
+    error = std::current_exception();  // [TURN-2.5] a throwing turn fails its caller only
+  }
+  // The bookkeeping runs exactly once, whatever the body did.
+  marker->settled.store(true, std::memory_order_release);
+  if (serial) {
+    try {
+      self->publish_snapshot();
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
+  }
+  self->turn_settled(running);
+  if (serial) detail::TurnChain::settle(mine);  // [TURN-1.1] the turn ends as its result settles
+  if (error) {
+    call->result.set_exception(std::move(error));
+  } else if constexpr (std::is_void_v<R>) {
+    call->result.set_value();
+  } else {
+    call->result.set_value(std::move(*value));
   }
 }
 
@@ -72,12 +79,13 @@ template <class F>
 auto TaskContext<State>::turn(F fn) const {
   Activation<State>& a = *activation_;
   if constexpr (std::is_invocable_v<F&, TurnContext<State>&>) {
-    return a.call("turn", std::move(fn));  // a full serial turn [TURN-5.2]
+    return a.start_call("turn", std::move(fn), true);  // a full serial turn [TURN-5.2]
   } else {
     using R = std::invoke_result_t<F&, State&>;
-    return a.call("turn", [fn = std::move(fn)](TurnContext<State>& ctx) mutable -> Task<R> {
-      co_return fn(ctx.state());
-    });
+    return a.start_call(
+        "turn",
+        [fn = std::move(fn)](TurnContext<State>& ctx) mutable -> Task<R> { co_return fn(ctx.state()); },
+        true);
   }
 }
 
