@@ -108,13 +108,16 @@ struct task_value<Task<T>> {
   using type = T;
 };
 
+template <class Raw>
+using callback_value_t = typename task_value<std::remove_cvref_t<Raw>>::type;
+
 template <class C, class Raw, class S, class Callback, class Settle>
 Task<S> finish_split(StateLane& lane, Task<C> turn_a, Callback callback, Settle settle) {
-  using R = typename task_value<Raw>::type;
+  using R = callback_value_t<Raw>;
   C claim = co_await std::move(turn_a);  // step 1 done; a failure in turn A ends here
   CallbackOutcome<R> outcome;
   try {  // step 2: outside the lane, on this fiber [LANE-6.3]
-    if constexpr (is_task_v<Raw>) {
+    if constexpr (is_task_v<std::remove_cvref_t<Raw>>) {
       if constexpr (std::is_void_v<R>) {
         co_await callback(claim);
         outcome.set_value();
@@ -143,7 +146,7 @@ auto split_callback(StateLane& lane, ClaimFn claim, Callback callback, Settle se
   static_assert(!std::is_void_v<C> && !is_task_v<C>,
                 "turn A returns the placeholder claim, as a plain value [LANE-6.3]");
   using Raw = std::invoke_result_t<Callback&, C&>;
-  using R = typename detail::task_value<Raw>::type;
+  using R = detail::callback_value_t<Raw>;  // a returned reference is stored as a value
   using S = std::invoke_result_t<Settle&, C&, CallbackOutcome<R>&>;
   Task<C> turn_a = lane.run(std::move(claim));  // queued now [LANE-5.8]; throws at the call
   return detail::finish_split<C, Raw, S>(lane, std::move(turn_a), std::move(callback),

@@ -2,12 +2,15 @@
 #pragma once
 
 #include "turnstile/activation.hpp"
+#include "turnstile/binding_table.hpp"
 #include "turnstile/channel.hpp"
 #include "turnstile/completion.hpp"
 #include "turnstile/errors.hpp"
 #include "turnstile/fiber.hpp"
 #include "turnstile/fiber_local.hpp"
+#include "turnstile/gate.hpp"
 #include "turnstile/host.hpp"
+#include "turnstile/lane_callback.hpp"
 #include "turnstile/scheduler.hpp"
 #include "turnstile/scope.hpp"
 #include "turnstile/state_lane.hpp"

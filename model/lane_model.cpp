@@ -1,0 +1,481 @@
+// model/lane_model.cpp: Relacy model of the state lane's queue and state word:
+// turnstile::detail::BasicLaneCore<RelacySync>, the product's own template
+// (impl/include/turnstile/detail/lane_core.hpp), the core behind StateLane.
+//
+// spec: [LANE-5.1]
+// spec: [LANE-5.2]
+// spec: [LANE-5.6]
+// spec: [LANE-7.6]
+//   LANE-5.1: at most one turn runs at a time, whatever the number of submitters.
+//   LANE-5.2: a submission that happens-before another runs first; each accepted
+//   item runs exactly once.
+//   LANE-5.6: an item completes (its awaiter resumes) only after the turn's marker
+//   is released.
+//   LANE-7.6: close() stops accepting, every accepted item runs, then drained is
+//   reported, exactly once; a lane whose close() completed, or whose accepted
+//   items all completed, may be destroyed.
+// Invariants exercised: [LANE-I1]..[LANE-I5].
+//
+// How the product is modelled:
+//  - A submission that returns accepted_start_drain posts a drain
+//    (StateLane::start_drain); the Drainer calls core.drain(marker, 64) and posts
+//    itself again on Drain::more. Here the posted drain runs later on the
+//    submitting thread: each thread keeps a count of drains posted to it and runs
+//    them (drain(marker, budget), again on more) when it reaches its scheduling
+//    point, exactly as a carrier that runs its posted work after the current step.
+//    The budget is 1 or 2 so that Drain::more and the repost are exercised.
+//  - The marker (the product's TurnMarker, an ambient FiberLocal binding of the
+//    drain's fiber) is a per-model-thread Sync::var: enter() sets it to the item,
+//    exit() clears it. Each slot is touched only by its own thread.
+//  - Items are heap objects, as the product's are (LaneRun lives in a shared_ptr,
+//    PostItem deletes itself in complete()). In `submitters` complete() posts the
+//    item's owner thread (a mutex + condition variable stand in for the awaiter's
+//    scheduler, as in completion_model.cpp), which frees the item when it resumes;
+//    in the other suites complete() deletes the item, like PostItem. A drain that
+//    touched an item after complete() is a use of freed memory.
+//  - The turn's body touches the lane-owned state (a Sync::var) with no other
+//    synchronisation: the lane alone must make it race-free [LANE-5.4]; an
+//    rl::atomic in-turn count checks mutual exclusion directly.
+//
+// Harness data shared between model threads is a Sync::var, an rl::atomic or
+// guarded by an rl::mutex. The `pending` drain counts are plain ints, each touched
+// by its own thread only.
+#include "relacy_sync.hpp"
+
+#include "product_headers_begin.hpp"
+#include "turnstile/detail/lane_core.hpp"
+#include "product_headers_end.hpp"
+
+#include "model_main.hpp"
+
+namespace {
+
+using Sync = turnstile::RelacySync;
+using Core = turnstile::detail::BasicLaneCore<Sync>;
+using Item = Core::Item;
+using Submit = Core::Submit;
+using Drain = Core::Drain;
+
+constexpr int kThreads = 3;
+constexpr int kMaxItems = 6;
+
+// The stand-in for "the item's awaiter is posted to its scheduler and resumes on
+// its own carrier": one slot, a mutex and a condition variable.
+class Resume {
+ public:
+  void post() {
+    mutex_.lock();
+    posted_.store(true);
+    cv_.notify_one($);
+    mutex_.unlock();
+  }
+  void wait() {
+    mutex_.lock();
+    while (!posted_.load()) cv_.wait(mutex_.native(), $);
+    mutex_.unlock();
+  }
+
+ private:
+  Sync::mutex mutex_;
+  rl::condition_variable cv_;
+  Sync::var<bool> posted_;
+};
+
+// Per-item bookkeeping that outlives the item (checked in after()).
+struct ItemRecord {
+  Resume resume;                     // submitters: complete() posts the owner
+  Sync::var<int> runs{0};            // turns of this item (written in its turn)
+  Sync::var<int> position{-1};       // run order (written in its turn)
+  Sync::atomic<int> completions{0};  // complete() calls
+  Sync::var<bool> accepted;          // submit() did not refuse it (owner thread)
+};
+
+// The lane and everything the harness shares about it.
+struct Lane {
+  Core* core = nullptr;
+  Sync::atomic<int> in_turn{0};        // turns running now [LANE-5.1]
+  Sync::var<int> next_position{0};     // the lane-owned state: plain, guarded by the lane only
+  Sync::var<int> marker[kThreads];     // per model thread: 1 + id of the item whose turn runs there
+  int pending[kThreads] = {};          // drains posted to each thread (own thread only)
+  ItemRecord rec[kMaxItems];
+};
+
+class TestItem;
+
+// The product's TurnMarker: installed around each turn, released before the item
+// completes [LANE-I5].
+class Marker {
+ public:
+  explicit Marker(Lane& lane) : lane_(lane), self_(rl::thread_index()) {}
+  void enter(Item* item);
+  void exit() { lane_.marker[self_].store(0); }
+
+ private:
+  Lane& lane_;
+  unsigned self_;
+};
+
+// An item of the lane. run_turn() is the turn; complete() is where the product
+// resumes the awaiter (LaneRun) or frees the item (PostItem).
+class TestItem : public Item {
+ public:
+  TestItem(Lane& lane, int id) : lane_(lane), id_(id) {}
+  int id() const noexcept { return id_; }
+
+  void run_turn() noexcept override {
+    const unsigned self = rl::thread_index();
+    RL_ASSERT(lane_.marker[self].load() == id_ + 1);  // the turn runs with its marker held
+    const int others = lane_.in_turn.fetch_add(1, std::memory_order_relaxed);
+    RL_ASSERT(others == 0);  // [LANE-5.1] one turn at a time
+    ItemRecord& r = lane_.rec[id_];
+    r.runs.store(r.runs.load() + 1);
+    const int pos = lane_.next_position.load();  // lane-owned plain state: a race if turns overlap
+    lane_.next_position.store(pos + 1);
+    r.position.store(pos);
+    lane_.in_turn.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  void complete() noexcept override {
+    // [LANE-5.6] whatever resumes from here (even inline, on this thread) finds
+    // no turn of this lane in progress: it could enter the lane without a
+    // reentrancy error.
+    RL_ASSERT(lane_.marker[rl::thread_index()].load() == 0);
+    lane_.rec[id_].completions.fetch_add(1, std::memory_order_relaxed);
+    resumed();
+  }
+
+ protected:
+  virtual void resumed() noexcept = 0;
+  ~TestItem() = default;
+
+  Lane& lane_;
+  const int id_;
+};
+
+void Marker::enter(Item* item) {
+  RL_ASSERT(lane_.marker[self_].load() == 0);  // turns do not nest
+  lane_.marker[self_].store(static_cast<TestItem*>(item)->id() + 1);
+}
+
+// LaneRun-like: complete() posts the awaiter; its owner frees the item once resumed.
+class AwaitedItem final : public TestItem {
+ public:
+  using TestItem::TestItem;
+  ~AwaitedItem() = default;
+
+ private:
+  void resumed() noexcept override { lane_.rec[id_].resume.post(); }
+};
+
+// PostItem-like: complete() frees the item.
+class PostedItem final : public TestItem {
+ public:
+  using TestItem::TestItem;
+
+ private:
+  void resumed() noexcept override { delete this; }
+};
+
+// Submits `item` as StateLane::submit does: on accepted_start_drain, a drain is
+// posted to this thread. Returns whether the item was accepted.
+bool submit(Lane& lane, Item* item, int id) {
+  const Submit s = lane.core->submit(item);
+  lane.rec[id].accepted.store(s != Submit::refused_closed);
+  if (s == Submit::accepted_start_drain) ++lane.pending[rl::thread_index()];
+  return s != Submit::refused_closed;
+}
+
+// Runs the drains posted to this thread, as StateLane::Drainer::run does: one
+// drain step of `budget` turns, posted again on Drain::more. `on_drained` is the
+// product's `drained_.set()` [LANE-7.6].
+template <class OnDrained>
+void run_posted_drains(Lane& lane, std::size_t budget, OnDrained on_drained) {
+  int& pending = lane.pending[rl::thread_index()];
+  while (pending > 0) {
+    --pending;
+    Marker marker(lane);
+    switch (lane.core->drain(marker, budget)) {
+      case Drain::more: ++pending; break;  // budget used: repost
+      case Drain::idle: break;             // the lane may be destroyed from here on
+      case Drain::drained: on_drained(); break;
+    }
+  }
+}
+
+void run_posted_drains(Lane& lane, std::size_t budget) {
+  run_posted_drains(lane, budget, [] { RL_ASSERT(!"drained reported on a lane nobody closed"); });
+}
+
+// ---------------------------------------------------------------------------
+// submitters: three submitters, five items, no close.
+//  thread 0: submits A0, publishes "A0 submitted" (release), submits A1, then
+//            runs the drains posted to it (budget 1);
+//  thread 1: looks (acquire) whether A0 was submitted, submits B0, runs its
+//            drains at once (budget 2);
+//  thread 2: submits C0, runs its drains, submits C1, runs its drains (budget 1).
+// Each submitter then waits for its items to complete (posted back), frees them,
+// and the last one to be done destroys the lane, as a program that awaited its
+// last run() may [LANE-7.6].
+// Checks: one turn at a time, the lane-owned plain state is race-free [LANE-5.1];
+// A0 before A1, C0 before C1, A0 before B0 when thread 1 saw A0 submitted
+// [LANE-5.2]; every item runs and completes exactly once; no turn's marker is seen
+// at complete() [LANE-5.6]; the lane is idle and no drain touches it or an item
+// after the last completion (use of freed memory otherwise).
+struct Submitters : rl::test_suite<Submitters, kThreads> {
+  Lane lane;
+  Sync::atomic<int> a0_submitted{0};
+  Sync::var<int> b0_saw_a0{0};
+  Sync::atomic<int> owners_left{kThreads};
+
+  void before() { lane.core = new Core; }
+
+  void done_with_lane() {
+    if (owners_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      RL_ASSERT(lane.core->is_idle());  // ~StateLane would abort otherwise [LANE-7.6]
+      delete lane.core;                 // awaiting one's last run() is enough to destroy it
+    }
+  }
+
+  void await_and_free(AwaitedItem* item) {
+    lane.rec[item->id()].resume.wait();
+    delete item;  // the awaiter's frame dies when it resumes
+  }
+
+  void thread(unsigned idx) {
+    if (idx == 0) {
+      auto* a0 = new AwaitedItem(lane, 0);
+      auto* a1 = new AwaitedItem(lane, 1);
+      RL_ASSERT(submit(lane, a0, 0));
+      a0_submitted.store(1, std::memory_order_release);
+      RL_ASSERT(submit(lane, a1, 1));
+      run_posted_drains(lane, 1);
+      await_and_free(a0);
+      await_and_free(a1);
+    } else if (idx == 1) {
+      auto* b0 = new AwaitedItem(lane, 2);
+      b0_saw_a0.store(a0_submitted.load(std::memory_order_acquire));
+      RL_ASSERT(submit(lane, b0, 2));
+      run_posted_drains(lane, 2);
+      await_and_free(b0);
+    } else {
+      auto* c0 = new AwaitedItem(lane, 3);
+      auto* c1 = new AwaitedItem(lane, 4);
+      RL_ASSERT(submit(lane, c0, 3));
+      run_posted_drains(lane, 1);
+      RL_ASSERT(submit(lane, c1, 4));
+      run_posted_drains(lane, 1);
+      await_and_free(c0);
+      await_and_free(c1);
+    }
+    done_with_lane();
+  }
+
+  void after() {
+    for (int i = 0; i < 5; ++i) {
+      RL_ASSERT(lane.rec[i].runs.load() == 1);  // no item lost, none run twice
+      RL_ASSERT(lane.rec[i].completions.load(std::memory_order_relaxed) == 1);
+    }
+    RL_ASSERT(lane.next_position.load() == 5);
+    const auto pos = [&](int i) { return lane.rec[i].position.load(); };
+    RL_ASSERT(pos(0) < pos(1));                         // [LANE-5.2] same submitter
+    RL_ASSERT(pos(3) < pos(4));
+    if (b0_saw_a0.load() == 1) RL_ASSERT(pos(0) < pos(2));  // [LANE-5.2] happens-before
+    for (int t = 0; t < kThreads; ++t) RL_ASSERT(lane.pending[t] == 0);
+  }
+};
+
+// ---------------------------------------------------------------------------
+// close-vs-submit: close() racing submissions.
+//  thread 0: submits A0 and A1 (either may be refused), then runs its drains
+//            (budget 1);
+//  thread 1: submits B0, closes, then runs its drains (budget 2) and waits for
+//            close() to complete;
+//  thread 2: closes (concurrently with thread 1's close: only the first reports),
+//            then submits C0, which must be refused [LANE-7.4], then waits for
+//            close() to complete; it then destroys the lane if threads 0 and 1 are
+//            done calling it, as a program whose close() completed may.
+// "close() completes" is the product's drained_.set(): by close() itself when it
+// finds the lane idle, or by the drain that returns Drain::drained.
+// Checks: every accepted item runs exactly once and every refused one never
+// does; a submission after a refusal on the same thread is refused too; drained
+// is reported exactly once, and when it is, every accepted item has already run
+// (the run count read by the reporter is race-checked and compared with the
+// number accepted); nothing touches the lane after close() completed (use of
+// freed memory otherwise); the lane ends idle and closed.
+struct CloseVsSubmit : rl::test_suite<CloseVsSubmit, kThreads> {
+  Lane lane;
+  Sync::atomic<int> drained_reports{0};
+  Sync::var<int> runs_at_drained{-1};
+  Sync::mutex drained_mu;
+  rl::condition_variable drained_cv;
+  Sync::var<bool> drained{false};
+  Sync::atomic<int> t0_done{0}, t1_done{0};
+  Sync::var<bool> lane_destroyed{false};  // written by thread 2, read in after()
+
+  void before() { lane.core = new Core; }
+
+  // The product's drained_.set(): the awaiters of close() resume.
+  void report_drained() {
+    const int before = drained_reports.fetch_add(1, std::memory_order_relaxed);
+    RL_ASSERT(before == 0);  // [LANE-I4] exactly once
+    runs_at_drained.store(lane.next_position.load());  // every accepted turn has run
+    drained_mu.lock();
+    drained.store(true);
+    drained_cv.notify_all($);
+    drained_mu.unlock();
+  }
+
+  void await_close() {
+    drained_mu.lock();
+    while (!drained.load()) drained_cv.wait(drained_mu.native(), $);
+    drained_mu.unlock();
+  }
+
+  PostedItem* make(int id) { return new PostedItem(lane, id); }
+
+  // Submits; a refused item was never linked, so its owner frees it.
+  bool submit_or_free(int id) {
+    PostedItem* item = make(id);
+    const bool ok = submit(lane, item, id);
+    if (!ok) delete item;
+    return ok;
+  }
+
+  void thread(unsigned idx) {
+    const auto on_drained = [this] { report_drained(); };
+    if (idx == 0) {
+      const bool a0 = submit_or_free(0);
+      const bool a1 = submit_or_free(1);
+      RL_ASSERT(a0 || !a1);  // closed stays closed
+      t0_done.store(1, std::memory_order_release);
+      run_posted_drains(lane, 1, on_drained);
+    } else if (idx == 1) {
+      submit_or_free(2);
+      if (lane.core->close()) report_drained();
+      t1_done.store(1, std::memory_order_release);
+      run_posted_drains(lane, 2, on_drained);
+      await_close();
+    } else {
+      if (lane.core->close()) report_drained();
+      RL_ASSERT(!submit_or_free(3));  // [LANE-7.4] refused at once after close
+      await_close();
+      RL_ASSERT(lane.core->is_closed());
+      if (t0_done.load(std::memory_order_acquire) == 1 && t1_done.load(std::memory_order_acquire) == 1) {
+        // Threads 0 and 1 call the lane no more (their drains may still be
+        // returning): close() has completed, so the lane may go [LANE-7.6].
+        RL_ASSERT(lane.core->is_idle());
+        delete lane.core;
+        lane_destroyed.store(true);
+      }
+    }
+  }
+
+  void after() {
+    int accepted = 0;
+    for (int i = 0; i < 4; ++i) {
+      const bool acc = lane.rec[i].accepted.load();
+      accepted += acc ? 1 : 0;
+      RL_ASSERT(lane.rec[i].runs.load() == (acc ? 1 : 0));  // accepted: ran once; refused: never
+      RL_ASSERT(lane.rec[i].completions.load(std::memory_order_relaxed) == (acc ? 1 : 0));
+    }
+    if (lane.rec[0].accepted.load() && lane.rec[1].accepted.load())
+      RL_ASSERT(lane.rec[0].position.load() < lane.rec[1].position.load());  // [LANE-5.2]
+    RL_ASSERT(drained_reports.load(std::memory_order_relaxed) == 1);
+    RL_ASSERT(runs_at_drained.load() == accepted);  // drained after the last accepted item ran
+    if (!lane_destroyed.load()) {
+      RL_ASSERT(lane.core->is_idle());
+      RL_ASSERT(lane.core->is_closed());
+      delete lane.core;
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------
+// completion-handoff: each item's complete() stands for its continuation
+// resuming, modelled at its worst: inline, on the draining thread, at once. It
+// must find the marker released [LANE-5.6]; it then enters the lane again (for
+// items 0 and 1): a follow-up submission, as an awaiter that resumes and calls
+// run() again, which queues behind (or posts a new drain if the lane went idle).
+//  thread 0: submits X0 (continuation submits X1), runs its drains (budget 1);
+//  thread 1: submits Y0 (continuation submits Y1), runs its drains (budget 2);
+//  thread 2: submits Z0, runs its drains (budget 1).
+// Items free themselves in complete() (PostItem), so a drain that touched an
+// item after completing it is a use of freed memory.
+// Checks: no continuation observes a marker; every item, follow-ups included,
+// runs and completes exactly once, one turn at a time; a follow-up runs after the
+// item whose continuation submitted it; the lane ends idle with no drain pending.
+class FollowUpItem;
+
+struct CompletionHandoff : rl::test_suite<CompletionHandoff, kThreads> {
+  Lane lane;
+  void before() { lane.core = new Core; }
+  void thread(unsigned idx);
+  void after() {
+    for (int i = 0; i < 5; ++i) {
+      RL_ASSERT(lane.rec[i].runs.load() == 1);
+      RL_ASSERT(lane.rec[i].completions.load(std::memory_order_relaxed) == 1);
+    }
+    RL_ASSERT(lane.rec[0].position.load() < lane.rec[3].position.load());
+    RL_ASSERT(lane.rec[1].position.load() < lane.rec[4].position.load());
+    for (int t = 0; t < kThreads; ++t) {
+      RL_ASSERT(lane.marker[t].load() == 0);
+      RL_ASSERT(lane.pending[t] == 0);
+    }
+    RL_ASSERT(lane.core->is_idle());
+    delete lane.core;
+  }
+};
+
+// An item whose continuation (complete(), after the marker check) enters the
+// lane again with a follow-up item, then frees itself.
+class FollowUpItem final : public TestItem {
+ public:
+  FollowUpItem(Lane& lane, int id, int follow_up) : TestItem(lane, id), follow_up_(follow_up) {}
+
+ private:
+  void resumed() noexcept override {
+    if (follow_up_ >= 0) {
+      // The product would throw LaneReentrancyError here if the marker were
+      // still installed; the check above (marker clear) is that condition.
+      RL_ASSERT(submit(lane_, new PostedItem(lane_, follow_up_), follow_up_));
+    }
+    delete this;
+  }
+  const int follow_up_;
+};
+
+void CompletionHandoff::thread(unsigned idx) {
+  if (idx == 0) {
+    RL_ASSERT(submit(lane, new FollowUpItem(lane, 0, 3), 0));
+    run_posted_drains(lane, 1);
+  } else if (idx == 1) {
+    RL_ASSERT(submit(lane, new FollowUpItem(lane, 1, 4), 1));
+    run_posted_drains(lane, 2);
+  } else {
+    RL_ASSERT(submit(lane, new FollowUpItem(lane, 2, -1), 2));
+    run_posted_drains(lane, 1);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace turnstile::model;
+  return model_main(
+      argc, argv, "lane",
+      {
+          {"submitters",
+           "3 submitters, 5 items, drains posted to the submitters (budget 1-2): one turn at a time, "
+           "FIFO per submitter and across a happens-before, each item runs and completes once, "
+           "lane destroyable after the last completion",
+           {bounded(2), random_search(200000)}, &run_suite<Submitters>},
+          {"close-vs-submit",
+           "two close() racing three submissions: accepted items run once, refused never, refusal "
+           "after close, drained reported once after the last accepted turn, lane destroyable then",
+           {bounded(2), random_search(200000)}, &run_suite<CloseVsSubmit>},
+          {"completion-handoff",
+           "continuations run inline at complete() and re-enter the lane: never see a marker, "
+           "follow-ups queue behind, every item runs once",
+           {bounded(2), random_search(200000)}, &run_suite<CompletionHandoff>},
+      });
+}
