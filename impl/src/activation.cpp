@@ -11,8 +11,8 @@
 namespace turnstile {
 
 namespace detail {
-const FiberLocal<const TurnMarker*>& turn_marker() noexcept {
-  static const FiberLocal<const TurnMarker*> marker("turnstile.turn_marker");
+const FiberLocal<TurnMarkerRef>& turn_marker() noexcept {
+  static const FiberLocal<TurnMarkerRef> marker("turnstile.turn_marker");
   return marker;
 }
 }  // namespace detail
@@ -36,11 +36,14 @@ bool ActivationBase::is_interleaved(const std::string& method) const {
 }
 
 void ActivationBase::check_self_call(const std::string& method) const {
-  const detail::TurnMarker* const* m = detail::turn_marker().try_get();
-  for (const detail::TurnMarker* t = m ? *m : nullptr; t != nullptr; t = t->outer) {
+  const detail::TurnMarkerRef* m = detail::turn_marker().try_get();
+  for (const detail::TurnMarker* t = m ? m->get() : nullptr; t != nullptr; t = t->outer.get()) {
+    // A turn that has finished awaits nothing: the calls it made are no longer
+    // part of an await chain through it.
+    if (t->settled.load(std::memory_order_acquire)) break;
     if (t->activation == this && t->serial)  // [TURN-7.1]
       throw TurnReentrancyError("serial call '" + method + "' into activation '" + id_ +
-                                "' from inside its own serial turn '" + *t->method +
+                                "' from inside its own serial turn '" + t->method +
                                 "' would wait for itself [TURN-7.1]");
   }
 }
@@ -70,13 +73,15 @@ void ActivationBase::turn_settled(RunningTurn* t) {
     elapsed = now() - mine->started;
     report = !mine->reported && elapsed > options_.slow_turn;  // [TURN-4.2] once per turn
   }
-  if (report) report_slow(*mine, elapsed);
+  if (report) report_slow(*mine->method, elapsed);
   completed_.fetch_add(1, std::memory_order_relaxed);
   running_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void ActivationBase::check_slow_turns() {
-  std::vector<std::pair<RunningTurn, std::chrono::nanoseconds>> late;
+  // The method names are copied under the lock: a turn may settle (and free
+  // its name) as soon as the lock is released.
+  std::vector<std::pair<std::string, std::chrono::nanoseconds>> late;
   {
     std::lock_guard lock(turns_mu_);
     const auto t_now = now();
@@ -84,21 +89,21 @@ void ActivationBase::check_slow_turns() {
       const auto elapsed = t_now - t->started;
       if (!t->reported && elapsed > options_.slow_turn) {
         t->reported = true;  // [TURN-4.2] once per slow turn
-        late.emplace_back(*t, elapsed);
+        late.emplace_back(*t->method, elapsed);
       }
     }
   }
-  for (auto& [t, elapsed] : late) report_slow(t, elapsed);
+  for (auto& [method, elapsed] : late) report_slow(method, elapsed);
 }
 
-void ActivationBase::report_slow(const RunningTurn& t, std::chrono::nanoseconds elapsed) {
+void ActivationBase::report_slow(const std::string& method, std::chrono::nanoseconds elapsed) {
   slow_.fetch_add(1, std::memory_order_relaxed);
   if (options_.on_slow_turn) {
-    options_.on_slow_turn(id_, *t.method, elapsed);
+    options_.on_slow_turn(id_, method, elapsed);
     return;
   }
   std::fprintf(stderr, "turnstile: slow turn: activation '%s' method '%s' ran %lld ms [TURN-4.2]\n",
-               id_.c_str(), t.method->c_str(),
+               id_.c_str(), method.c_str(),
                static_cast<long long>(
                    std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()));
 }
@@ -121,8 +126,14 @@ std::vector<ActivationStats> Host::activations() const {
 }
 
 void Host::check_slow_turns() {
-  std::lock_guard lock(mu_);
-  for (auto& [id, a] : activations_) a->check_slow_turns();
+  std::vector<ActivationBase*> all;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, a] : activations_) all.push_back(a.get());
+  }
+  // Outside the lock: a slow-turn handler may call back into the host
+  // (activations(), find()). Activations are never removed from a host.
+  for (ActivationBase* a : all) a->check_slow_turns();
 }
 
 }  // namespace turnstile
