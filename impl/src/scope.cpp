@@ -25,6 +25,7 @@ void Scope::spawn(Task<> task) {
   if (parent == nullptr)
     throw FrameworkContextError("Scope::spawn called on a plain thread (no fiber) [RT-5.1]");
   pending_.fetch_add(1, std::memory_order_relaxed);  // ordered before the post that starts it
+  live_.fetch_add(1, std::memory_order_relaxed);
   // [RT-5.2] the child inherits the parent's context head as it stands now.
   detail::start_fiber(*parent->scheduler, std::move(task), parent->context,
                       [this](std::exception_ptr e) noexcept { child_done(e); });
@@ -35,6 +36,7 @@ void Scope::child_done(std::exception_ptr error) noexcept {
     std::lock_guard lock(error_mu_);
     if (!first_error_) first_error_ = error;  // [RT-5.3] first failure wins
   }
+  live_.fetch_sub(1, std::memory_order_relaxed);
   // acq_rel: releases this child's writes; the last decrement acquires all of
   // them before it completes the join. After this line the scope may be gone.
   if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) all_done_.set();
@@ -43,7 +45,7 @@ void Scope::child_done(std::exception_ptr error) noexcept {
 Task<> Scope::join() {
 #if defined(TURNSTILE_MUTANT_SCOPE_JOIN_EARLY)
   // mutant: join returns once the first child finishes, breaking [RT-5.3].
-  if (pending_.fetch_sub(1, std::memory_order_acq_rel) != 1 && running() > 0) {
+  if (pending_.fetch_sub(1, std::memory_order_acq_rel) != 1) {
     co_await yield();
   }
 #else

@@ -49,9 +49,7 @@ class Scope {
   void spawn(Task<> task);
 
   // Number of children still running.
-  std::size_t running() const noexcept {
-    return pending_.load(std::memory_order_acquire) - 1;  // minus the scope's own count
-  }
+  std::size_t running() const noexcept { return live_.load(std::memory_order_relaxed); }
 
   // co_await scope.join(): waits for every child, rethrows the first failure.
   [[nodiscard]] Task<> join();
@@ -63,6 +61,7 @@ class Scope {
   // acq_rel decrements pair with each other so the one that reaches zero sees
   // every child's writes (including first_error_).
   std::atomic<std::size_t> pending_{1};
+  std::atomic<std::size_t> live_{0};  // children running: reporting only, relaxed
   std::mutex error_mu_;
   std::exception_ptr first_error_;  // guarded by error_mu_
   detail::Completion all_done_;
