@@ -44,7 +44,8 @@
 //
 // Thread safety: call(), queued(), running(), snapshot() from any thread or
 // fiber. Precondition: an activation is destroyed only when no turn is queued
-// or running.
+// or running (checked: the process stops with a message) and no task started
+// by ctx.task() is still running (not checked).
 #pragma once
 
 #include <atomic>

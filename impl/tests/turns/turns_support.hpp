@@ -1,0 +1,115 @@
+// turns_support.hpp: shared helpers of the Activation / turns unit tests.
+//
+// - Outcome<T> / collect(): runs a call's Task as a detached fiber and records
+//   its value or exception, so a test can make calls, await them in any order
+//   and step the scheduler in between.
+// - FakeClock: the injected ActivationOptions::clock.
+// - Probe: counts steps and serial turns in progress, keeps their maxima.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "turnstile/turnstile.hpp"
+
+namespace turns_test {
+
+namespace ts = turnstile;
+
+template <class T>
+struct Outcome {
+  bool done = false;
+  std::optional<T> value;
+  std::exception_ptr error;
+};
+template <>
+struct Outcome<void> {
+  bool done = false;
+  std::exception_ptr error;
+};
+
+template <class T>
+ts::Task<> collect_into(ts::Task<T> task, Outcome<T>& out) {
+  try {
+    if constexpr (std::is_void_v<T>) {
+      co_await std::move(task);
+    } else {
+      out.value.emplace(co_await std::move(task));
+    }
+  } catch (...) {
+    out.error = std::current_exception();
+  }
+  out.done = true;
+}
+
+// Awaits `task` in a new fiber on `s` and records its outcome into `out`.
+template <class T>
+void collect(ts::Scheduler& s, ts::Task<T> task, Outcome<T>& out) {
+  ts::detach(s, collect_into(std::move(task), out));
+}
+
+// The message of the exception in `e` (empty when none).
+inline std::string what(const std::exception_ptr& e) {
+  if (!e) return {};
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "<non-standard>";
+  }
+}
+
+// A clock the test moves by hand.
+class FakeClock {
+ public:
+  using Clock = ts::ActivationOptions::Clock;
+  Clock::time_point now() const { return Clock::time_point(std::chrono::nanoseconds(ns_.load())); }
+  void advance(std::chrono::nanoseconds d) { ns_.fetch_add(d.count()); }
+  std::function<Clock::time_point()> fn() {
+    return [this] { return now(); };
+  }
+
+ private:
+  std::atomic<std::int64_t> ns_{1'000'000'000};
+};
+
+// One slow-turn report.
+struct SlowReport {
+  std::string id;
+  std::string method;
+  std::chrono::nanoseconds elapsed;
+};
+
+// Counts code in progress. step_in()/step_out() bracket a step (code between
+// two awaits); turn_in()/turn_out() bracket a whole serial turn.
+class Probe {
+ public:
+  void step_in() { bump(steps_, max_steps_); }
+  void step_out() { steps_.fetch_sub(1); }
+  void turn_in() { bump(turns_, max_turns_); }
+  void turn_out() { turns_.fetch_sub(1); }
+  int max_steps() const { return max_steps_.load(); }
+  int max_turns() const { return max_turns_.load(); }
+
+ private:
+  static void bump(std::atomic<int>& now, std::atomic<int>& max) {
+    const int v = now.fetch_add(1) + 1;
+    int seen = max.load();
+    while (v > seen && !max.compare_exchange_weak(seen, v)) {
+    }
+  }
+  std::atomic<int> steps_{0}, max_steps_{0}, turns_{0}, max_turns_{0};
+};
+
+}  // namespace turns_test
