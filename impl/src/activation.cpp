@@ -21,11 +21,11 @@ ActivationBase::ActivationBase(std::string id, ActivationOptions options, Schedu
     : strand_(std::make_shared<Strand>(scheduler)), id_(std::move(id)), options_(std::move(options)) {}
 
 ActivationBase::~ActivationBase() {
-  if (running() != 0 || queued() != 0) {
+  if (running() != 0 || queued() != 0 || tasks() != 0) {
     std::fprintf(stderr,
-                 "turnstile: activation '%s' was destroyed with %zu turn(s) running and %zu "
-                 "queued [TURN-1.1]\n",
-                 id_.c_str(), running(), queued());
+                 "turnstile: activation '%s' was destroyed with %zu turn(s) running, %zu "
+                 "queued and %zu task(s) alive [TURN-1.1]\n",
+                 id_.c_str(), running(), queued(), tasks());
     std::abort();
   }
 }

@@ -158,6 +158,13 @@ class ActivationBase {
   std::atomic<std::size_t> running_{0};
   std::atomic<std::uint64_t> completed_{0};
   std::atomic<std::uint64_t> slow_{0};
+  std::atomic<std::size_t> tasks_{0};  // ctx.task fibers alive (checked at destruction)
+
+ public:
+  // Called by a ctx.task fiber as it ends (template code in activation_impl.hpp).
+  void task_finished() noexcept { tasks_.fetch_sub(1, std::memory_order_relaxed); }
+  // ctx.task fibers still alive.
+  std::size_t tasks() const noexcept { return tasks_.load(std::memory_order_relaxed); }
 
  private:
   void report_slow(const std::string& method, std::chrono::nanoseconds elapsed);

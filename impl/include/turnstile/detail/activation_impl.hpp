@@ -93,8 +93,13 @@ template <class State>
 template <class F>
 void TurnContext<State>::task(F body) const {
   // [TURN-5.1] detach: posted start, no bindings, so no turn marker.
+  this->activation_->tasks_.fetch_add(1, std::memory_order_relaxed);
   detach(*this->activation_->strand_,
          [](Activation<State>* a, F b) -> Task<> {
+           struct Finished {  // counted until the task ends, however it ends
+             ActivationBase* a;
+             ~Finished() { a->task_finished(); }
+           } finished{a};
            TaskContext<State> tctx(*a);
            co_await b(tctx);
          }(this->activation_, std::move(body)));
