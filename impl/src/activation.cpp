@@ -85,7 +85,7 @@ void ActivationBase::check_slow_turns() {
   {
     std::lock_guard lock(turns_mu_);
     const auto t_now = now();
-    for (auto& t : turns_) {
+    for (const auto& t : turns_) {
       const auto elapsed = t_now - t->started;
       if (!t->reported && elapsed > options_.slow_turn) {
         t->reported = true;  // [TURN-4.2] once per slow turn

@@ -76,7 +76,7 @@ void start_fiber(Scheduler& s, Task<> task, FrameRef ctx, FiberDone on_done) {
   s.post(p);  // [RT-3.3] the start is posted, never run inline
 }
 
-void report_unhandled(std::exception_ptr error, const char* where) noexcept {
+void report_unhandled(const std::exception_ptr& error, const char* where) noexcept {
   UnhandledExceptionHandler h;
   {
     std::lock_guard lock(handler_mu);
@@ -103,7 +103,7 @@ void report_unhandled(std::exception_ptr error, const char* where) noexcept {
 
 void detach(Scheduler& s, Task<> task) {
   // [RT-3.4] an empty context: detach carries no bindings.
-  detail::start_fiber(s, std::move(task), detail::FrameRef{}, [](std::exception_ptr e) {
+  detail::start_fiber(s, std::move(task), detail::FrameRef{}, [](const std::exception_ptr& e) {
     if (e) detail::report_unhandled(e, "a detached fiber");  // [RT-3.5]
   });
 }

@@ -82,11 +82,10 @@ void ThreadPool::carrier_loop() {
 
 // ----------------------------------------------------------- ManualScheduler
 
-ManualScheduler::~ManualScheduler() {
-  // Items still queued are not run: a ManualScheduler runs only what it is told
-  // to. A suspended coroutine whose resume was queued here is leaked, not
-  // destroyed behind its owner's back; tests drive to idle before destroying.
-}
+// Items still queued are not run: a ManualScheduler runs only what it is told
+// to. A suspended coroutine whose resume was queued here is leaked, not
+// destroyed behind its owner's back; tests drive to idle before destroying.
+ManualScheduler::~ManualScheduler() = default;
 
 void ManualScheduler::post(Runnable& item) {
   std::lock_guard lock(mu_);

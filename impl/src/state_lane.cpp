@@ -108,7 +108,7 @@ void StateLane::set_error_handler(ErrorHandler h) {
   handler_ = std::move(h);
 }
 
-void StateLane::report_error(std::exception_ptr e) noexcept {
+void StateLane::report_error(const std::exception_ptr& e) noexcept {
   ErrorHandler h;
   {
     std::lock_guard lock(handler_mu_);

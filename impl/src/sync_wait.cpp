@@ -70,7 +70,7 @@ class PrivateLoop final : public Scheduler {
 void run_on_private_loop(Task<> task) {
   PrivateLoop loop;
   // The calling thread's bindings become the fiber's starting context.
-  start_fiber(loop, std::move(task), current_context(), [](std::exception_ptr) noexcept {});
+  start_fiber(loop, std::move(task), current_context(), [](const std::exception_ptr&) noexcept {});
   loop.run();
 }
 

@@ -99,7 +99,7 @@ class Promise {
   [[nodiscard]] auto wait() noexcept {
     struct Awaiter : detail::CompletionAwaiter {
       Promise* p;
-      Awaiter(Promise* self) noexcept : detail::CompletionAwaiter(self->core_), p(self) {}
+      explicit Awaiter(Promise* self) noexcept : detail::CompletionAwaiter(self->core_), p(self) {}
       const T& await_resume() const {
         if (p->result_.index() == 2) std::rethrow_exception(std::get<2>(p->result_));
         return std::get<1>(p->result_);
@@ -111,7 +111,7 @@ class Promise {
   [[nodiscard]] auto take() noexcept {
     struct Awaiter : detail::CompletionAwaiter {
       Promise* p;
-      Awaiter(Promise* self) noexcept : detail::CompletionAwaiter(self->core_), p(self) {}
+      explicit Awaiter(Promise* self) noexcept : detail::CompletionAwaiter(self->core_), p(self) {}
       T await_resume() const {
         if (p->result_.index() == 2) std::rethrow_exception(std::move(std::get<2>(p->result_)));
         return std::move(std::get<1>(p->result_));
@@ -146,7 +146,7 @@ class Promise<void> {
   [[nodiscard]] auto wait() noexcept {
     struct Awaiter : detail::CompletionAwaiter {
       Promise* p;
-      Awaiter(Promise* self) noexcept : detail::CompletionAwaiter(self->core_), p(self) {}
+      explicit Awaiter(Promise* self) noexcept : detail::CompletionAwaiter(self->core_), p(self) {}
       void await_resume() const {
         if (p->error_) std::rethrow_exception(p->error_);
       }

@@ -120,7 +120,7 @@ using FiberDone = std::function<void(std::exception_ptr)>;
 // Creates a fiber for `task` on `s` with context `ctx` and posts its start.
 void start_fiber(Scheduler& s, Task<> task, FrameRef ctx, FiberDone on_done);
 
-void report_unhandled(std::exception_ptr error, const char* where) noexcept;
+void report_unhandled(const std::exception_ptr& error, const char* where) noexcept;
 
 }  // namespace detail
 

@@ -55,7 +55,7 @@ class Scope {
   [[nodiscard]] Task<> join();
 
  private:
-  void child_done(std::exception_ptr error) noexcept;
+  void child_done(const std::exception_ptr& error) noexcept;
 
   // 1 (the scope's own reference, dropped by join) + running children. The
   // acq_rel decrements pair with each other so the one that reaches zero sees

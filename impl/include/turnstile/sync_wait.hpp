@@ -80,7 +80,7 @@ T sync_wait(Scheduler& s, Task<T> task) {
   detail::SyncResult<T> result;
   detail::BlockingLatch done;
   detail::start_fiber(s, detail::capture_into(std::move(task), result), detail::current_context(),
-                      [&done](std::exception_ptr) noexcept { done.set(); });
+                      [&done](const std::exception_ptr&) noexcept { done.set(); });
   s.block_until(done);
   return result.get();
 }

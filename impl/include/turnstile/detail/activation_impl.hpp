@@ -13,7 +13,7 @@ auto Activation<State>::start_call(std::string method, F body, bool serial)
   using R = typename TaskR::value_type;
 
   if (serial) check_self_call(method);  // [TURN-7.1] throw now, never wait for itself
-  auto call = std::make_shared<Call<R, F>>(std::move(method), std::move(body));
+  auto pending = std::make_shared<Call<R, F>>(std::move(method), std::move(body));
 
   detail::TurnChain::Link* prev = nullptr;
   detail::TurnChain::Link* mine = nullptr;
@@ -24,10 +24,10 @@ auto Activation<State>::start_call(std::string method, F body, bool serial)
   const detail::TurnMarkerRef* outer = detail::turn_marker().try_get();
   // The turn runs as a fiber on the strand, with the caller's bindings (so a
   // marker of a turn that awaits this call travels with it) [TURN-7.1].
-  detail::start_fiber(*strand_, run_turn<R, F>(this, call, serial, prev, mine, outer ? *outer : nullptr),
-                      detail::current_context(), [](std::exception_ptr) noexcept {});
-  Promise<R>* result = &call->result;
-  return await_result<R>(std::move(call), result);
+  detail::start_fiber(*strand_, run_turn<R, F>(this, pending, serial, prev, mine, outer ? *outer : nullptr),
+                      detail::current_context(), [](const std::exception_ptr&) noexcept {});
+  Promise<R>* result = &pending->result;
+  return await_result<R>(std::move(pending), result);
 }
 
 template <class State>

@@ -62,9 +62,9 @@ class BasicFrame {
       // free; acquire (on the last one): pairs with every other holder's release.
       if (f->refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
 #endif
-      BasicFrame* prev = f->prev_;
+      BasicFrame* older = f->prev_;
       f->destroy();
-      f = prev;  // the frame's reference to prev is dropped next iteration
+      f = older;  // the frame's reference to prev is dropped next iteration
     }
   }
 
