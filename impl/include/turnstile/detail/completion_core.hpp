@@ -104,6 +104,9 @@ class BasicCompletion {
     void* old = state_.exchange(set_marker(), std::memory_order_acq_rel);
 #endif
     if (old == set_marker() || old == nullptr) return;
+#if defined(TURNSTILE_MUTANT_COMPLETION_NOTIFY_LIFO)
+    auto* fifo = static_cast<Waiter*>(old);  // mutant: newest first, breaking [COMP-I3]
+#else
     // Reverse the LIFO stack so waiters are notified in publication order [COMP-I3].
     Waiter* fifo = nullptr;
     auto* w = static_cast<Waiter*>(old);
@@ -113,6 +116,7 @@ class BasicCompletion {
       fifo = w;
       w = next;
     }
+#endif
     while (fifo != nullptr) {
       Waiter* next = fifo->next_.load();  // read before notify: the node may die in it
       fifo->notify();

@@ -1,0 +1,60 @@
+# expect_falsified.cmake: passes only if a mutant binary's property is falsified.
+#
+#   cmake -DEXE=<binary> -DFILTER=<Suite.Property> [-DRC_PARAMS=...] [-DMIN_SHRINKS=1]
+#         -P expect_falsified.cmake
+#
+# "Caught" means: gtest ran exactly the filtered property and exited with status
+# 1 (a reported test failure, not a signal or abort), RapidCheck printed
+# "Falsifiable after N tests [and M shrinks]" with M >= MIN_SHRINKS, and no
+# sanitizer report appears. The full output, with the shrunk counterexample, is
+# echoed so it lands in the ctest log.
+foreach(var EXE FILTER)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "expect_falsified.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+if(NOT DEFINED MIN_SHRINKS)
+  set(MIN_SHRINKS 0)
+endif()
+if(DEFINED RC_PARAMS)
+  set(ENV{RC_PARAMS} "${RC_PARAMS}")
+endif()
+
+execute_process(
+  COMMAND "${EXE}" "--gtest_filter=${FILTER}" --gtest_color=no
+  RESULT_VARIABLE status
+  OUTPUT_VARIABLE out
+  ERROR_VARIABLE err)
+message("${out}")
+if(NOT err STREQUAL "")
+  message("--- stderr ---\n${err}")
+endif()
+
+set(problems "")
+if(NOT status STREQUAL "1")
+  list(APPEND problems "exit status is '${status}', expected 1 (a falsified property)")
+endif()
+if(NOT out MATCHES "\\[ +RUN +\\] ${FILTER}\n")
+  list(APPEND problems "the property ${FILTER} did not run")
+endif()
+# RapidCheck leaves out " and M shrinks" when it did not shrink at all.
+if(out MATCHES "Falsifiable after ([0-9]+) tests?( and ([0-9]+) shrinks?)?")
+  set(shrinks 0)
+  if(NOT CMAKE_MATCH_3 STREQUAL "")
+    set(shrinks ${CMAKE_MATCH_3})
+  endif()
+  if(shrinks LESS MIN_SHRINKS)
+    list(APPEND problems "RapidCheck shrank ${shrinks} times, expected at least ${MIN_SHRINKS}")
+  endif()
+else()
+  list(APPEND problems "RapidCheck did not report a falsified property")
+endif()
+if("${out}${err}" MATCHES "Sanitizer|runtime error:")
+  list(APPEND problems "a sanitizer reported an error")
+endif()
+
+if(problems)
+  list(JOIN problems "\n  " text)
+  message(FATAL_ERROR "mutant NOT caught by ${FILTER}:\n  ${text}")
+endif()
+message(STATUS "mutant caught: ${FILTER} falsified after ${shrinks} shrinks")
