@@ -41,7 +41,7 @@ class BasicFrame {
   // be ordered by the increment itself.
   void retain() noexcept {
 #if defined(TURNSTILE_MUTANT_FRAME_NONATOMIC_COUNT)
-    refs_.store(refs_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // mutant
+    refs_.store(refs_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // mutant: breaks [FRAME-I2]
 #else
     refs_.fetch_add(1, std::memory_order_relaxed);
 #endif
@@ -56,7 +56,7 @@ class BasicFrame {
       f->refs_.store(before - 1, std::memory_order_relaxed);
       if (before != 1) return;
 #elif defined(TURNSTILE_MUTANT_FRAME_RELAXED_RELEASE)
-      if (f->refs_.fetch_sub(1, std::memory_order_relaxed) != 1) return;  // mutant: no acquire
+      if (f->refs_.fetch_sub(1, std::memory_order_relaxed) != 1) return;  // mutant: breaks [FRAME-I3]
 #else
       // [FRAME-I3] release: this holder's reads of the frame happen-before the
       // free; acquire (on the last one): pairs with every other holder's release.
