@@ -2,6 +2,8 @@
 // FiberContext.
 #include "turnstile/fiber_local.hpp"
 
+#include <exception>
+
 namespace turnstile::detail {
 
 // current_context() is re-read at construction and at destruction: for a Task
@@ -10,7 +12,12 @@ namespace turnstile::detail {
 ContextSwap::ContextSwap(FrameRef next) noexcept
     : saved_(std::exchange(current_context(), std::move(next))) {}
 
-ContextSwap::~ContextSwap() { current_context() = std::move(saved_); }  // [FL-3.1] [FL-6.2]
+ContextSwap::~ContextSwap() {
+#if defined(TURNSTILE_MUTANT_FL_SKIP_RESTORE_ON_THROW)
+  if (std::uncaught_exceptions() > 0) return;  // mutant: breaks [FL-6.2]
+#endif
+  current_context() = std::move(saved_);  // [FL-3.1] [FL-6.2]
+}
 
 void throw_unbound(const std::string& name) {
   throw UnboundFiberLocal(

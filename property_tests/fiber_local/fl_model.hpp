@@ -21,6 +21,7 @@
 // block up to that try; the reads it skips are expected *not* to happen.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <map>
@@ -53,12 +54,14 @@ enum class Slot {
                      // send: after the item's body completed normally
   WorkerBefore = 3,  // send: the worker, just before serving the item
   WorkerAfter = 4,   // send: the worker, just after (return or throw)
+  Inside = 5,        // where / run: first thing in the body
 };
 inline int point(int op_number, Slot s) { return op_number * 8 + static_cast<int>(s); }
 inline std::string show_point(int p) {
-  static const char* const names[] = {"at/after", "start", "end", "worker-before", "worker-after"};
+  static const char* const names[] = {"at/after",      "start",        "end",
+                                      "worker-before", "worker-after", "inside"};
   const int slot = p % 8;
-  return "#" + std::to_string(p / 8) + " " + (slot < 5 ? names[slot] : "?");
+  return "#" + std::to_string(p / 8) + " " + (slot < 6 ? names[slot] : "?");
 }
 
 // A binding stack, oldest first.
@@ -72,15 +75,15 @@ inline Values view(const Stack& st) {
 
 // What the model derives from a program.
 struct ModelStats {
-  int wheres_unwound = 0;          // wheres ended by a throw
-  int runs_unwound = 0;            // runs ended by a throw
-  int shadowing_wheres = 0;        // where on a key already bound
-  int spawns_while_bound = 0;      // children started from a non-empty stack
-  int rebinding_children = 0;      // children that bind a key themselves
+  int wheres_unwound = 0;             // wheres ended by a throw
+  int runs_unwound = 0;               // runs ended by a throw
+  int shadowing_wheres = 0;           // where on a key already bound
+  int spawns_while_bound = 0;         // children started from a non-empty stack
+  int rebinding_children = 0;         // children that bind a key themselves
   int bare_handoffs_while_bound = 0;  // detach / send without capture, sender bound
-  int captured_sends = 0;          // send+ctx from a non-empty stack
-  int stale_runs = 0;              // run of a snapshot that differs from the current stack
-  int items_thrown_out = 0;        // work items whose body threw out of run
+  int captured_sends = 0;             // send+ctx from a non-empty stack
+  int stale_runs = 0;                 // run of a snapshot that differs from the current stack
+  int items_thrown_out = 0;           // work items whose body threw out of run
   int workers_serving_several_contexts = 0;  // a worker served items of different contexts
 };
 
@@ -107,7 +110,8 @@ class Model {
     (void)block(s.program, main, Stack{});
     expect[point(0, Slot::End)] = Values{};
     std::map<int, std::vector<Stack>> contexts_per_worker;
-    for (const Item& item : items) {
+    for (std::size_t i = 0; i < items.size(); ++i) {  // (item bodies never send)
+      const Item item = items[i];
       const int w = worker_of(item.op->number);
       Stack own;
       if (s.workers_bind && w >= 0) own.emplace_back(0, -(w + 1));
@@ -142,22 +146,30 @@ class Model {
   // nullopt: the block completed; otherwise the try level its throw is aimed at.
   std::optional<int> block(const std::vector<Op>& ops, Ctx& c, const Stack& st) {
     for (const Op& op : ops)
-      if (const auto t = this->op(op, c, st)) return t;
+      if (const auto t = step(op, c, st)) return t;
     return std::nullopt;
   }
 
-  std::optional<int> op(const Op& op, Ctx& c, const Stack& st) {
+  // One op in context `c` with stack `st`; the same result as block().
+  std::optional<int> step(const Op& op, Ctx& c, const Stack& st) {
     switch (op.kind) {
-      case Kind::Read: expect[point(op.number, Slot::At)] = view(st); return std::nullopt;
+      case Kind::Read:
+        expect[point(op.number, Slot::At)] = view(st);
+        return std::nullopt;
       case Kind::Yield:
-      case Kind::Hop: return std::nullopt;
-      case Kind::Throw: return std::max(0, c.try_depth - op.levels);
-      case Kind::Capture: c.snaps.push_back(st); return std::nullopt;
+      case Kind::Hop:
+        return std::nullopt;
+      case Kind::Throw:
+        return std::max(0, c.try_depth - op.levels);
+      case Kind::Capture:
+        c.snaps.push_back(st);
+        return std::nullopt;
       case Kind::Where: {
         if (view(st)[static_cast<std::size_t>(op.key)]) ++stats.shadowing_wheres;
         if (c.child) ++stats.rebinding_children;
         Stack inner = st;
         inner.emplace_back(op.key, op.value);
+        expect[point(op.number, Slot::Inside)] = view(inner);
         if (const auto t = block(op.body, c, inner)) {
           ++stats.wheres_unwound;
           return t;
@@ -176,6 +188,7 @@ class Model {
       case Kind::Run: {
         const Stack snap = c.snaps.empty() ? Stack{} : c.snaps[op.snap % c.snaps.size()];
         if (snap != st) ++stats.stale_runs;
+        expect[point(op.number, Slot::Inside)] = view(snap);
         if (const auto t = block(op.body, c, snap)) {
           ++stats.runs_unwound;
           return t;

@@ -25,10 +25,11 @@
 //                           (+ctx) or bare (no capture)
 //
 // Besides `read`, the interpreter reads at fixed points (each a "read point"):
-// after every where / try / run that completed normally, at the start and end
-// of every fiber and work item, and in the worker just before and just after it
-// serves an item. Every read point runs at most once (a program has no loops),
-// so a run is a map read point -> observed values, compared with the model's.
+// first thing inside every where / run body, after every where / try / run that
+// completed normally, at the start and end of every fiber and work item, and in
+// the worker just before and just after it serves an item. Every read point runs at most once (a
+// program has no loops), so a run is a map read point -> observed values, compared with the
+// model's.
 #pragma once
 
 #include <rapidcheck.h>
@@ -91,19 +92,39 @@ inline void print_block(std::ostream& os, const std::vector<Op>& ops, bool numbe
 inline void print_op(std::ostream& os, const Op& op, bool numbers) {
   if (numbers) os << '#' << op.number << ' ';
   switch (op.kind) {
-    case Kind::Read: os << "read"; return;
-    case Kind::Yield: os << "yield"; return;
-    case Kind::Hop: os << "hop"; return;
-    case Kind::Throw: os << "throw(" << op.levels << ')'; return;
-    case Kind::Capture: os << "capture"; return;
+    case Kind::Read:
+      os << "read";
+      return;
+    case Kind::Yield:
+      os << "yield";
+      return;
+    case Kind::Hop:
+      os << "hop";
+      return;
+    case Kind::Throw:
+      os << "throw(" << op.levels << ')';
+      return;
+    case Kind::Capture:
+      os << "capture";
+      return;
     case Kind::Where:
       os << (op.plain ? "plain-where(k" : "where(k") << op.key << '=' << op.value << ')';
       break;
-    case Kind::Try: os << "try"; break;
-    case Kind::Run: os << (op.plain ? "plain-run(#" : "run(#") << op.snap << ')'; break;
-    case Kind::Spawn: os << "spawn"; break;
-    case Kind::Detach: os << "detach"; break;
-    case Kind::Send: os << (op.capture ? "send+ctx" : "send"); break;
+    case Kind::Try:
+      os << "try";
+      break;
+    case Kind::Run:
+      os << (op.plain ? "plain-run(#" : "run(#") << op.snap << ')';
+      break;
+    case Kind::Spawn:
+      os << "spawn";
+      break;
+    case Kind::Detach:
+      os << "detach";
+      break;
+    case Kind::Send:
+      os << (op.capture ? "send+ctx" : "send");
+      break;
   }
   print_block(os, op.body, numbers);
 }
@@ -151,8 +172,9 @@ inline Scenario number_program(Scenario s) {
 struct Mix {
   int weight[kKinds] = {};
   int capture_in_4 = 2;
-  int max_depth = 3;  // nesting depth of bodies at RapidCheck size 100
-  int max_len = 5;    // ops in the main block at size 100 (nested blocks: 3)
+  int max_depth = 3;     // nesting depth of bodies at RapidCheck size 100
+  int max_len = 8;       // ops in the main block at size 100
+  int max_body_len = 4;  // ops in a nested block
 
   Mix& with(Kind k, int w) {
     weight[static_cast<int>(k)] = w;
@@ -174,12 +196,15 @@ inline bool allowed(Kind k, const Features& f) {
     case Kind::Capture:
     case Kind::Where:
     case Kind::Try:
-    case Kind::Run: return true;
+    case Kind::Run:
+      return true;
     case Kind::Yield:
     case Kind::Hop:
     case Kind::Spawn:
-    case Kind::Detach: return f.async;
-    case Kind::Send: return f.async && f.can_send;
+    case Kind::Detach:
+      return f.async;
+    case Kind::Send:
+      return f.async && f.can_send;
   }
   return false;
 }
@@ -188,12 +213,14 @@ rc::Gen<std::vector<Op>> gen_block(const Mix& mix, int depth, std::size_t max_le
 
 // A bool that is true `in4` times in 4 and shrinks towards false.
 inline rc::Gen<bool> gen_chance(int in4) {
-  return rc::gen::map(uniform_in(0, 3), [in4](std::size_t x) { return static_cast<int>(x) < in4; });
+  return rc::gen::map(uniform_in(0, 3),
+                      [in4](std::size_t x) { return static_cast<int>(x) >= 4 - in4; });
 }
 
 inline rc::Gen<std::vector<Op>> gen_body(const Mix& mix, int depth, Features f) {
   if (depth <= 0) return rc::gen::just(std::vector<Op>{});
-  return rc::gen::lazy([=] { return gen_block(mix, depth - 1, 3, f); });
+  return rc::gen::lazy(
+      [=] { return gen_block(mix, depth - 1, static_cast<std::size_t>(mix.max_body_len), f); });
 }
 
 // One op of kind `k`; its body is `depth - 1` deep at most.
@@ -208,7 +235,8 @@ inline rc::Gen<Op> gen_op_of(Kind k, const Mix& mix, int depth, Features f) {
     case Kind::Read:
     case Kind::Yield:
     case Kind::Hop:
-    case Kind::Capture: return rc::gen::just(make());
+    case Kind::Capture:
+      return rc::gen::just(make());
     case Kind::Throw:
       return rc::gen::map(uniform_in(0, 2), [make](std::size_t n) {
         return make([n](Op& op) { op.levels = static_cast<int>(n); });
@@ -244,8 +272,8 @@ inline rc::Gen<Op> gen_op_of(Kind k, const Mix& mix, int depth, Features f) {
     case Kind::Send: {
       Features inner = f;
       if (k == Kind::Detach || k == Kind::Send) inner.can_send = false;
-      const rc::Gen<bool> capture = k == Kind::Send ? gen_chance(mix.capture_in_4)
-                                                    : rc::gen::just(false);
+      const rc::Gen<bool> capture =
+          k == Kind::Send ? gen_chance(mix.capture_in_4) : rc::gen::just(false);
       return rc::gen::map(rc::gen::pair(capture, gen_body(mix, depth, inner)),
                           [make](std::pair<bool, std::vector<Op>> p) {
                             return make([&](Op& op) {
@@ -269,16 +297,15 @@ inline rc::Gen<Op> gen_op(const Mix& mix, int depth, Features f) {
     table.emplace_back(total, static_cast<Kind>(k));
   }
   if (total == 0) return rc::gen::just(Op{});
-  return rc::gen::mapcat(uniform_in(0, static_cast<std::size_t>(total - 1)),
-                         [=](std::size_t x) {
-                           Kind k = table.back().second;
-                           for (const auto& [upto, kind] : table)
-                             if (static_cast<int>(x) < upto) {
-                               k = kind;
-                               break;
-                             }
-                           return gen_op_of(k, mix, depth, f);
-                         });
+  return rc::gen::mapcat(uniform_in(0, static_cast<std::size_t>(total - 1)), [=](std::size_t x) {
+    Kind k = table.back().second;
+    for (const auto& [upto, kind] : table)
+      if (static_cast<int>(x) < upto) {
+        k = kind;
+        break;
+      }
+    return gen_op_of(k, mix, depth, f);
+  });
 }
 
 inline rc::Gen<std::vector<Op>> gen_block(const Mix& mix, int depth, std::size_t max_len,
@@ -304,6 +331,28 @@ inline rc::Gen<Scenario> gen_scenario(const Mix& mix) {
           return s;
         });
   });
+}
+
+// A scenario and its schedule, drawn as one value: RapidCheck regenerates the
+// later picks of a property when it shrinks an earlier one, so two separate
+// picks would undo the schedule's shrinking whenever the program shrinks.
+struct Case {
+  Scenario scenario;
+  std::vector<std::size_t> schedule;
+};
+
+inline void showValue(const Case& c, std::ostream& os) {
+  showValue(c.scenario, os);
+  os << "\n  schedule [";
+  for (std::size_t i = 0; i < c.schedule.size(); ++i) os << (i ? ", " : "") << c.schedule[i];
+  os << ']';
+}
+
+inline rc::Gen<Case> gen_case(const Mix& mix) {
+  return rc::gen::map(rc::gen::pair(gen_scenario(mix), gen_schedule()),
+                      [](std::pair<Scenario, std::vector<std::size_t>> p) {
+                        return Case{std::move(p.first), std::move(p.second)};
+                      });
 }
 
 }  // namespace turnstile::prop::fl
