@@ -102,8 +102,12 @@ void report_unhandled(const std::exception_ptr& error, const char* where) noexce
 }  // namespace detail
 
 void detach(Scheduler& s, Task<> task) {
-  // [RT-3.4] an empty context: detach carries no bindings.
-  detail::start_fiber(s, std::move(task), detail::FrameRef{}, [](const std::exception_ptr& e) {
+#if defined(TURNSTILE_MUTANT_FL_DETACH_CARRIES_CONTEXT)
+  detail::FrameRef start = detail::current_context();  // mutant: breaks [FL-3.4]
+#else
+  detail::FrameRef start;  // [RT-3.4] [FL-3.4] an empty context: detach carries no bindings
+#endif
+  detail::start_fiber(s, std::move(task), std::move(start), [](const std::exception_ptr& e) {
     if (e) detail::report_unhandled(e, "a detached fiber");  // [RT-3.5]
   });
 }
