@@ -97,6 +97,8 @@ struct Lane {
   Sync::var<int> next_position{0};     // the lane-owned state: plain, guarded by the lane only
   Sync::var<int> marker[kThreads];     // per model thread: 1 + id of the item whose turn runs there
   int pending[kThreads] = {};          // drains posted to each thread (own thread only)
+  int destroy_after = 0;               // completion-handoff: completions before the lane goes
+  Sync::atomic<int> completed{0};      // completions so far (completion-handoff)
   ItemRecord rec[kMaxItems];
 };
 
@@ -136,12 +138,21 @@ class TestItem : public Item {
   }
 
   void complete() noexcept override {
+    Lane& lane = lane_;  // resumed() may free this item
     // [LANE-5.6] whatever resumes from here (even inline, on this thread) finds
     // no turn of this lane in progress: it could enter the lane without a
     // reentrancy error.
-    RL_ASSERT(lane_.marker[rl::thread_index()].load() == 0);
-    lane_.rec[id_].completions.fetch_add(1, std::memory_order_relaxed);
+    RL_ASSERT(lane.marker[rl::thread_index()].load() == 0);
+    lane.rec[id_].completions.fetch_add(1, std::memory_order_relaxed);
     resumed();
+    // completion-handoff: the continuation that completes last destroys the
+    // lane at once, inline, while the drain that completed it is still on the
+    // stack [LANE-7.6].
+    if (lane.destroy_after != 0 &&
+        lane.completed.fetch_add(1, std::memory_order_acq_rel) == lane.destroy_after - 1) {
+      RL_ASSERT(lane.core->is_idle());  // ~StateLane would abort otherwise
+      delete lane.core;
+    }
   }
 
  protected:
@@ -213,69 +224,89 @@ void run_posted_drains(Lane& lane, std::size_t budget) {
 //  thread 1: looks (acquire) whether A0 was submitted, submits B0, runs its
 //            drains at once (budget 2);
 //  thread 2: submits C0, runs its drains, submits C1, runs its drains (budget 1).
-// Each submitter then waits for its items to complete (posted back), frees them,
-// and the last one to be done destroys the lane, as a program that awaited its
-// last run() may [LANE-7.6].
+// A submitter's fiber resumes, after awaiting its run(), wherever its scheduler
+// runs it, not necessarily on the carrier that drained the lane: here the
+// awaiters of thread i's items resume on thread (i+1) % 3, after that thread's
+// own submissions and drains. Each resumed awaiter frees its item, possibly while
+// the drain that completed it goes on with the next item on another thread. The
+// awaiter that resumes last (all five items completed, nothing queued) destroys
+// the lane, as a program that awaited its last run() may [LANE-7.6]. (Every
+// thread resumes its awaiters after its own drains, so here all drains have
+// returned by then; completion-handoff destroys the lane while the last drain is
+// still returning.)
 // Checks: one turn at a time, the lane-owned plain state is race-free [LANE-5.1];
 // A0 before A1, C0 before C1, A0 before B0 when thread 1 saw A0 submitted
 // [LANE-5.2]; every item runs and completes exactly once; no turn's marker is seen
-// at complete() [LANE-5.6]; the lane is idle and no drain touches it or an item
-// after the last completion (use of freed memory otherwise).
+// at complete() [LANE-5.6]; the lane is idle when the last awaiter resumes, and no
+// drain touches the lane or an item after completing it (use of freed memory
+// otherwise).
 struct Submitters : rl::test_suite<Submitters, kThreads> {
+  static constexpr int kItems = 5;
   Lane lane;
   Sync::atomic<int> a0_submitted{0};
   Sync::var<int> b0_saw_a0{0};
-  Sync::atomic<int> owners_left{kThreads};
+  Sync::atomic<int> resumed{0};
+  // Each item, handed to the thread its awaiter resumes on: written by the
+  // submitter before the submission, read after the resumption it causes.
+  Sync::var<AwaitedItem*> item_of[kItems];
 
   void before() { lane.core = new Core; }
 
-  void done_with_lane() {
-    if (owners_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+  // The awaiter of `item` resumes on this thread: it frees its item; the last
+  // one destroys the lane.
+  void resume_awaiter(int id) {
+    lane.rec[id].resume.wait();
+    delete item_of[id].load();  // the awaiter's frame dies when it resumes
+    if (resumed.fetch_add(1, std::memory_order_acq_rel) == kItems - 1) {
       RL_ASSERT(lane.core->is_idle());  // ~StateLane would abort otherwise [LANE-7.6]
-      delete lane.core;                 // awaiting one's last run() is enough to destroy it
+      delete lane.core;                 // awaiting the last run() is enough to destroy it
     }
   }
 
-  void await_and_free(AwaitedItem* item) {
-    lane.rec[item->id()].resume.wait();
-    delete item;  // the awaiter's frame dies when it resumes
+  AwaitedItem* make(int id) {
+    auto* item = new AwaitedItem(lane, id);
+    item_of[id].store(item);
+    return item;
   }
 
   void thread(unsigned idx) {
     if (idx == 0) {
-      auto* a0 = new AwaitedItem(lane, 0);
-      auto* a1 = new AwaitedItem(lane, 1);
-      RL_ASSERT(submit(lane, a0, 0));
+      AwaitedItem* a0 = make(0);
+      AwaitedItem* a1 = make(1);
+      const bool ok0 = submit(lane, a0, 0);
       a0_submitted.store(1, std::memory_order_release);
-      RL_ASSERT(submit(lane, a1, 1));
+      const bool ok1 = submit(lane, a1, 1);
+      RL_ASSERT(ok0 && ok1);  // no close: always accepted
       run_posted_drains(lane, 1);
-      await_and_free(a0);
-      await_and_free(a1);
     } else if (idx == 1) {
-      auto* b0 = new AwaitedItem(lane, 2);
+      AwaitedItem* b0 = make(2);
       b0_saw_a0.store(a0_submitted.load(std::memory_order_acquire));
-      RL_ASSERT(submit(lane, b0, 2));
+      const bool ok = submit(lane, b0, 2);
+      RL_ASSERT(ok);
       run_posted_drains(lane, 2);
-      await_and_free(b0);
     } else {
-      auto* c0 = new AwaitedItem(lane, 3);
-      auto* c1 = new AwaitedItem(lane, 4);
-      RL_ASSERT(submit(lane, c0, 3));
+      AwaitedItem* c0 = make(3);
+      AwaitedItem* c1 = make(4);
+      const bool ok0 = submit(lane, c0, 3);
       run_posted_drains(lane, 1);
-      RL_ASSERT(submit(lane, c1, 4));
+      const bool ok1 = submit(lane, c1, 4);
       run_posted_drains(lane, 1);
-      await_and_free(c0);
-      await_and_free(c1);
+      RL_ASSERT(ok0 && ok1);
     }
-    done_with_lane();
+    // The awaiters that resume on this thread: thread 0 hosts C0 and C1 (ids 3,
+    // 4), thread 1 hosts A0 and A1 (0, 1), thread 2 hosts B0 (2).
+    static constexpr int kHosted[kThreads][2] = {{3, 4}, {0, 1}, {2, -1}};
+    for (int id : kHosted[idx])
+      if (id >= 0) resume_awaiter(id);
   }
 
   void after() {
-    for (int i = 0; i < 5; ++i) {
+    RL_ASSERT(resumed.load(std::memory_order_relaxed) == kItems);
+    for (int i = 0; i < kItems; ++i) {
       RL_ASSERT(lane.rec[i].runs.load() == 1);  // no item lost, none run twice
       RL_ASSERT(lane.rec[i].completions.load(std::memory_order_relaxed) == 1);
     }
-    RL_ASSERT(lane.next_position.load() == 5);
+    RL_ASSERT(lane.next_position.load() == kItems);
     const auto pos = [&](int i) { return lane.rec[i].position.load(); };
     RL_ASSERT(pos(0) < pos(1));                         // [LANE-5.2] same submitter
     RL_ASSERT(pos(3) < pos(4));
@@ -357,7 +388,9 @@ struct CloseVsSubmit : rl::test_suite<CloseVsSubmit, kThreads> {
       await_close();
     } else {
       if (lane.core->close()) report_drained();
-      RL_ASSERT(!submit_or_free(3));  // [LANE-7.4] refused at once after close
+      const bool accepted_after_close = submit_or_free(3);
+      RL_ASSERT(!accepted_after_close);  // [LANE-7.4] refused at once after close
+      run_posted_drains(lane, 1, on_drained);  // none in the product: nothing was accepted
       await_close();
       RL_ASSERT(lane.core->is_closed());
       if (t0_done.load(std::memory_order_acquire) == 1 && t1_done.load(std::memory_order_acquire) == 1) {
@@ -400,15 +433,26 @@ struct CloseVsSubmit : rl::test_suite<CloseVsSubmit, kThreads> {
 //  thread 1: submits Y0 (continuation submits Y1), runs its drains (budget 2);
 //  thread 2: submits Z0, runs its drains (budget 1).
 // Items free themselves in complete() (PostItem), so a drain that touched an
-// item after completing it is a use of freed memory.
+// item after completing it is a use of freed memory. The continuation that
+// completes the fifth and last item (follow-ups included; each follow-up is
+// submitted before its parent counts as completed, so then nothing is queued)
+// destroys the lane at once, inline, as a program that awaited its last run()
+// may [LANE-7.6]: that is the earliest point another carrier could destroy it
+// while the drain that completed the item is still returning, so any later
+// access by the drain to the lane (a pop after the last completion, a repost) is
+// a use of freed memory.
 // Checks: no continuation observes a marker; every item, follow-ups included,
 // runs and completes exactly once, one turn at a time; a follow-up runs after the
-// item whose continuation submitted it; the lane ends idle with no drain pending.
+// item whose continuation submitted it; the lane is idle when the last item
+// completes, and no drain touches it afterwards; no drain is left pending.
 class FollowUpItem;
 
 struct CompletionHandoff : rl::test_suite<CompletionHandoff, kThreads> {
   Lane lane;
-  void before() { lane.core = new Core; }
+  void before() {
+    lane.core = new Core;
+    lane.destroy_after = 5;
+  }
   void thread(unsigned idx);
   void after() {
     for (int i = 0; i < 5; ++i) {
@@ -421,8 +465,7 @@ struct CompletionHandoff : rl::test_suite<CompletionHandoff, kThreads> {
       RL_ASSERT(lane.marker[t].load() == 0);
       RL_ASSERT(lane.pending[t] == 0);
     }
-    RL_ASSERT(lane.core->is_idle());
-    delete lane.core;
+    RL_ASSERT(lane.completed.load(std::memory_order_relaxed) == 5);  // and the lane was destroyed
   }
 };
 
@@ -437,7 +480,8 @@ class FollowUpItem final : public TestItem {
     if (follow_up_ >= 0) {
       // The product would throw LaneReentrancyError here if the marker were
       // still installed; the check above (marker clear) is that condition.
-      RL_ASSERT(submit(lane_, new PostedItem(lane_, follow_up_), follow_up_));
+      const bool ok = submit(lane_, new PostedItem(lane_, follow_up_), follow_up_);
+      RL_ASSERT(ok);
     }
     delete this;
   }
@@ -445,16 +489,12 @@ class FollowUpItem final : public TestItem {
 };
 
 void CompletionHandoff::thread(unsigned idx) {
-  if (idx == 0) {
-    RL_ASSERT(submit(lane, new FollowUpItem(lane, 0, 3), 0));
-    run_posted_drains(lane, 1);
-  } else if (idx == 1) {
-    RL_ASSERT(submit(lane, new FollowUpItem(lane, 1, 4), 1));
-    run_posted_drains(lane, 2);
-  } else {
-    RL_ASSERT(submit(lane, new FollowUpItem(lane, 2, -1), 2));
-    run_posted_drains(lane, 1);
-  }
+  static constexpr int kFollowUp[kThreads] = {3, 4, -1};
+  static constexpr std::size_t kBudget[kThreads] = {1, 2, 1};
+  const int id = static_cast<int>(idx);
+  const bool ok = submit(lane, new FollowUpItem(lane, id, kFollowUp[idx]), id);
+  RL_ASSERT(ok);  // no close: always accepted
+  run_posted_drains(lane, kBudget[idx]);
 }
 
 }  // namespace
@@ -465,17 +505,18 @@ int main(int argc, char** argv) {
       argc, argv, "lane",
       {
           {"submitters",
-           "3 submitters, 5 items, drains posted to the submitters (budget 1-2): one turn at a time, "
-           "FIFO per submitter and across a happens-before, each item runs and completes once, "
-           "lane destroyable after the last completion",
-           {bounded(2), random_search(200000)}, &run_suite<Submitters>},
+           "3 submitters, 5 items, drains posted to the submitters (budget 1-2), awaiters resumed on "
+           "another thread: one turn at a time, FIFO per submitter and across a happens-before, each "
+           "item runs and completes once, lane idle and destroyable after the last awaiter resumes",
+           {bounded(1), random_search(200000)}, &run_suite<Submitters>},
           {"close-vs-submit",
            "two close() racing three submissions: accepted items run once, refused never, refusal "
            "after close, drained reported once after the last accepted turn, lane destroyable then",
            {bounded(2), random_search(200000)}, &run_suite<CloseVsSubmit>},
           {"completion-handoff",
            "continuations run inline at complete() and re-enter the lane: never see a marker, "
-           "follow-ups queue behind, every item runs once",
+           "follow-ups queue behind, every item runs once; the last one destroys the lane at once "
+           "and the drain never touches it again",
            {bounded(2), random_search(200000)}, &run_suite<CompletionHandoff>},
       });
 }
