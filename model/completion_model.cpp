@@ -26,6 +26,7 @@
 #include "product_headers_end.hpp"
 
 #include "model_main.hpp"
+#include "model_resume.hpp"
 
 namespace {
 
@@ -34,27 +35,7 @@ using Completion = turnstile::detail::BasicCompletion<Sync>;
 
 constexpr int kPayload = 42;
 
-// The stand-in for "notify() posts the waiter to its scheduler; the waiter's fiber
-// resumes on its own carrier": one slot, a mutex and a condition variable.
-class Resume {
- public:
-  void post() {
-    mutex_.lock();
-    posted_.store(true);
-    cv_.notify_one($);
-    mutex_.unlock();
-  }
-  void wait() {
-    mutex_.lock();
-    while (!posted_.load()) cv_.wait(mutex_.native(), $);
-    mutex_.unlock();
-  }
-
- private:
-  Sync::mutex mutex_;
-  rl::condition_variable cv_;
-  Sync::var<bool> posted_;
-};
+using turnstile::model::Resume;  // model_resume.hpp
 
 // Per-waiter bookkeeping that outlives the waiter's node (checked in after()).
 struct WaiterRecord {

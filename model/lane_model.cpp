@@ -47,6 +47,7 @@
 #include "product_headers_end.hpp"
 
 #include "model_main.hpp"
+#include "model_resume.hpp"
 
 namespace {
 
@@ -59,27 +60,7 @@ using Drain = Core::Drain;
 constexpr int kThreads = 3;
 constexpr int kMaxItems = 6;
 
-// The stand-in for "the item's awaiter is posted to its scheduler and resumes on
-// its own carrier": one slot, a mutex and a condition variable.
-class Resume {
- public:
-  void post() {
-    mutex_.lock();
-    posted_.store(true);
-    cv_.notify_one($);
-    mutex_.unlock();
-  }
-  void wait() {
-    mutex_.lock();
-    while (!posted_.load()) cv_.wait(mutex_.native(), $);
-    mutex_.unlock();
-  }
-
- private:
-  Sync::mutex mutex_;
-  rl::condition_variable cv_;
-  Sync::var<bool> posted_;
-};
+using turnstile::model::Resume;  // model_resume.hpp
 
 // Per-item bookkeeping that outlives the item (checked in after()).
 struct ItemRecord {
