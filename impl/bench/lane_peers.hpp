@@ -1,0 +1,161 @@
+// impl/bench/lane_peers.hpp: the peers and drivers of lane_bench.cpp.
+//
+//   MutexLane   the textbook serial executor, the baseline StateLane is held
+//               against: a mutex-protected deque<std::function<void()>>, drained
+//               by one runner posted to a turnstile Scheduler when the lane goes
+//               from idle to busy. No per-step budget, no marker, no context.
+//   IoThreads   a standalone-Asio io_context run by N threads (kept alive by a
+//               work guard until join()), the home of the asio::strand peers.
+//   Flag        a one-shot flag a plain thread waits on, re-armed by the waiter.
+//   Producers   P-1 persistent helper threads that produce alongside the
+//               benchmark thread, released once per round (thread start-up stays
+//               out of the timings).
+#pragma once
+
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "turnstile/scheduler.hpp"
+
+namespace turnstile_bench {
+
+class MutexLane {
+ public:
+  explicit MutexLane(turnstile::Scheduler& s) : scheduler_(s) {}
+  MutexLane(const MutexLane&) = delete;
+  MutexLane& operator=(const MutexLane&) = delete;
+
+  void post(std::function<void()> f) {
+    bool start = false;
+    {
+      std::lock_guard lock(mu_);
+      queue_.push_back(std::move(f));
+      start = !running_;
+      running_ = true;
+    }
+    if (start) scheduler_.post(runner_);
+  }
+
+ private:
+  void drain() noexcept {
+    for (;;) {
+      std::function<void()> f;
+      {
+        std::lock_guard lock(mu_);
+        if (queue_.empty()) {
+          running_ = false;
+          return;
+        }
+        f = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      f();
+    }
+  }
+  class Runner final : public turnstile::Runnable {
+   public:
+    explicit Runner(MutexLane* lane) : lane_(lane) {}
+    void run() noexcept override { lane_->drain(); }
+
+   private:
+    MutexLane* lane_;
+  };
+
+  turnstile::Scheduler& scheduler_;
+  std::mutex mu_;
+  std::deque<std::function<void()>> queue_;  // guarded by mu_
+  bool running_ = false;                     // guarded by mu_
+  Runner runner_{this};
+};
+
+class IoThreads {
+ public:
+  explicit IoThreads(int n) : guard_(asio::make_work_guard(ioc_)) {
+    for (int i = 0; i < n; ++i) threads_.emplace_back([this] { ioc_.run(); });
+  }
+  ~IoThreads() { join(); }
+  IoThreads(const IoThreads&) = delete;
+  IoThreads& operator=(const IoThreads&) = delete;
+  asio::io_context& ioc() noexcept { return ioc_; }
+  // Lets run() return once the queued work is done, and joins the threads.
+  void join() {
+    guard_.reset();
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+  }
+
+ private:
+  asio::io_context ioc_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_;
+  std::vector<std::thread> threads_;
+};
+
+class Flag {
+ public:
+  void set() noexcept {
+    v_.store(1, std::memory_order_release);  // pairs with the acquire loads in wait_and_rearm
+    v_.notify_one();
+  }
+  void wait_and_rearm() noexcept {
+    while (v_.load(std::memory_order_acquire) == 0) v_.wait(0, std::memory_order_acquire);
+    // Relaxed: the next set() belongs to a round the waiter has not posted yet.
+    v_.store(0, std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<int> v_{0};
+};
+
+class Producers {
+ public:
+  // body(p) is producer p's share of one round; p == 0 runs on the caller.
+  Producers(int n, std::function<void(int)> body) : body_(std::move(body)) {
+    for (int p = 1; p < n; ++p) threads_.emplace_back([this, p] { helper(p); });
+  }
+  ~Producers() {
+    stop_ = true;  // published by the release increment below
+    generation_.fetch_add(1, std::memory_order_release);  // pairs with helper()'s acquire
+    generation_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  Producers(const Producers&) = delete;
+  Producers& operator=(const Producers&) = delete;
+
+  // Runs one round: body(0) here, body(p) on helper p; returns when all are done.
+  void round() {
+    busy_.store(static_cast<int>(threads_.size()), std::memory_order_relaxed);  // published below
+    generation_.fetch_add(1, std::memory_order_release);  // pairs with helper()'s acquire
+    generation_.notify_all();
+    body_(0);
+    for (int b = busy_.load(std::memory_order_acquire); b != 0; b = busy_.load(std::memory_order_acquire))
+      busy_.wait(b, std::memory_order_acquire);  // pairs with helper()'s acq_rel decrement
+  }
+
+ private:
+  void helper(int p) {
+    unsigned seen = 0;
+    for (;;) {
+      generation_.wait(seen, std::memory_order_acquire);  // pairs with round()'s release
+      seen = generation_.load(std::memory_order_acquire);
+      if (stop_) return;
+      body_(p);
+      if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) busy_.notify_one();  // pairs with round()
+    }
+  }
+
+  std::function<void(int)> body_;
+  std::atomic<unsigned> generation_{0};
+  std::atomic<int> busy_{0};
+  bool stop_ = false;  // written before the final generation bump, read after it
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace turnstile_bench

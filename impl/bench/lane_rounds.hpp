@@ -1,0 +1,108 @@
+// impl/bench/lane_rounds.hpp: the round drivers of lane_bench.cpp's throughput
+// benchmarks, written once and handed each peer's post as a callable, so every
+// peer runs the very same loop and checks.
+//
+//   post_rounds   P producers (Producers) each post kPerProducer items to one
+//                 lane per round; a round ends when the last item has run.
+//   many_rounds   this thread posts kPerLane items to each of kLanes lanes per
+//                 round, round robin; a round ends when every lane has run its K.
+// Items update lane-owned state (Tally, LaneTally): plain fields, serialised by
+// the lane under test. The checks report a lost item or a FIFO break with
+// SkipWithError.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <vector>
+
+#include "lane_peers.hpp"
+
+namespace turnstile_bench {
+
+constexpr long kPerProducer = 10000;  // items per producer per round
+constexpr int kLanes = 1000;
+constexpr long kPerLane = 10;  // items per lane per round
+
+inline void check(benchmark::State& state, bool ok, const char* what) {
+  if (!ok) state.SkipWithError(what);
+}
+
+// Lane-owned state of the throughput rounds: touched only by items, which the lane
+// under test serialises (plain fields: that is what a lane is for).
+struct Tally {
+  long count = 0;
+  long target = 0;  // written by the driver before it posts the round's items
+  long next_seq[2] = {0, 0};
+  bool fifo_ok = true;
+  Flag* round_done = nullptr;
+  // tag = seq << 1 | producer: one word, so every peer's item is two words.
+  void item(long tag) noexcept {
+    const auto p = static_cast<int>(tag & 1);
+    const long seq = tag >> 1;
+    if (seq != next_seq[p]) fifo_ok = false;  // FIFO per producer
+    next_seq[p] = seq + 1;
+    if (++count == target) round_done->set();
+  }
+};
+
+// Runs the rounds: each producer calls post(tag) kPerProducer times.
+template <class Post>
+void post_rounds(benchmark::State& state, Tally& tally, Flag& done, Post post) {
+  const int producers = static_cast<int>(state.range(0));
+  long round = 0;  // written between rounds; published to helpers by Producers::round
+  Producers gang(producers, [&](int p) {
+    const long base = round * kPerProducer;
+    for (long s = 0; s < kPerProducer; ++s) post(((base + s) << 1) | p);
+  });
+  for (auto _ : state) {
+    tally.target = (round + 1) * kPerProducer * producers;
+    gang.round();
+    done.wait_and_rearm();
+    ++round;
+  }
+  state.SetItemsProcessed(state.iterations() * kPerProducer * producers);
+}
+inline void check_tally(benchmark::State& state, const Tally& tally, long refused) {
+  const long expected = static_cast<long>(state.iterations()) * kPerProducer * state.range(0);
+  check(state, refused == 0, "try_post refused an item");
+  check(state, tally.count == expected, "lost item");
+  check(state, tally.fifo_ok, "FIFO per producer broken");
+}
+
+struct Many {
+  long target = 0;                // written by the driver before it posts a round
+  std::atomic<int> lanes_left{0};  // acq_rel decrements; the last one sets done
+  Flag done;
+};
+struct alignas(64) LaneTally {  // one per lane, lane-owned
+  long count = 0;
+  Many* many = nullptr;
+  void item() noexcept {
+    if (++count == many->target && many->lanes_left.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      many->done.set();
+  }
+};
+
+// kPerLane items to each of kLanes lanes per round, round robin over the lanes.
+template <class Post>
+void many_rounds(benchmark::State& state, std::vector<LaneTally>& tallies, Many& many, Post post) {
+  long round = 0;
+  for (auto _ : state) {
+    many.target = (round + 1) * kPerLane;
+    // Relaxed: published to the items by the lanes' queues (posted after this).
+    many.lanes_left.store(kLanes, std::memory_order_relaxed);
+    for (long k = 0; k < kPerLane; ++k)
+      for (int i = 0; i < kLanes; ++i) post(i, &tallies[static_cast<std::size_t>(i)]);
+    many.done.wait_and_rearm();
+    ++round;
+  }
+  state.SetItemsProcessed(state.iterations() * kLanes * kPerLane);
+}
+inline void check_many(benchmark::State& state, const std::vector<LaneTally>& tallies, long refused) {
+  check(state, refused == 0, "try_post refused an item");
+  for (const auto& t : tallies)
+    if (t.count != static_cast<long>(state.iterations()) * kPerLane) return check(state, false, "lost item");
+}
+
+}  // namespace turnstile_bench
