@@ -1,9 +1,13 @@
 // lib/context.mjs: the one AsyncLocalStorage every part of the port reads.
 //
-// A store is an immutable record { fiber, chain, tracer }:
+// A store is an immutable record { fiber, chain, tracer, turn }:
 //   fiber   the logical fiber id (spec/trace-format.md: the `fiber` field);
 //   chain   the newest binding frame of the fiber-local chain, or null;
-//   tracer  where this fiber's events go (lib/trace.mjs), or null.
+//   tracer  where this fiber's events go (lib/trace.mjs), or null;
+//   turn    the lane marker: the token of the lane turn this code runs in, or
+//           null (lib/lane.mjs). It sits beside the bindings, not among them,
+//           so FiberContext.run() inside a turn (which replaces the bindings)
+//           does not hide it, and a context captured in a turn does not carry it.
 // A store is never mutated once made: binding makes a new store for the extent
 // of the body (AsyncLocalStorage.run), and async work started inside inherits
 // the store it was started in. That is what gives structured children the
@@ -24,6 +28,6 @@ export function currentFiber() {
   return als.getStore()?.fiber ?? MAIN_FIBER;
 }
 
-export function makeStore(fiber, chain, tracer) {
-  return { fiber, chain, tracer };
+export function makeStore(fiber, chain, tracer, turn = null) {
+  return { fiber, chain, tracer, turn };
 }

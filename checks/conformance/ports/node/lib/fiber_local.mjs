@@ -23,7 +23,7 @@ import { als, currentStore, makeStore } from './context.mjs';
 import { emit } from './trace.mjs';
 import { isPlanted } from './bugs.mjs';
 
-export class Frame {
+class Frame {
   constructor(key, value, next) {
     this.key = key;
     this.value = value;
@@ -82,7 +82,7 @@ export class FiberLocal {
     if (value === undefined) throw new TypeError(`FiberLocal '${this.keyName}': cannot bind undefined`);
     const outer = currentStore();
     const inner = makeStore(outer?.fiber, new Frame(this, value, outer?.chain ?? null),
-                            outer?.tracer ?? null);
+                            outer?.tracer ?? null, outer?.turn ?? null);
     emit('fl.bind', { key: this.keyName, value });
     return runScoped(inner, body, (threw) => {
       if (threw && outer && isPlanted('restore')) {
@@ -141,7 +141,8 @@ export class FiberContext {
   // running fiber's own bindings are back [FL-3.6].
   run(body) {
     const outer = currentStore();
-    const inner = makeStore(outer?.fiber, this.chain, outer?.tracer ?? null);
+    // The bindings are replaced; the fiber, and the lane turn it may be in, are not.
+    const inner = makeStore(outer?.fiber, this.chain, outer?.tracer ?? null, outer?.turn ?? null);
     emit('fl.install', { ctx: this.id });
     return runScoped(inner, body, () => emit('fl.uninstall', { ctx: this.id }));
   }
@@ -163,6 +164,8 @@ export function spawn(fiberId, body) {
 // Starts an unstructured fiber `fiberId` (a handoff): no bindings [FL-3.4],
 // and its start is posted, so not even its synchronous prefix runs inside the
 // caller (or inside the caller's lane turn) [LANE-6.2]. Returns its promise.
+// (Children of either kind start outside any lane turn: the store's `turn` is
+// null, so a child is never "on the lane" of its parent's turn.)
 export function detach(fiberId, body) {
   emit('fiber.spawn', { child: fiberId, structured: false });
   const store = fiberStore(fiberId, null);

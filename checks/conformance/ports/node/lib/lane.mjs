@@ -24,21 +24,20 @@
 // Where a turn runs: in a setImmediate step of the lane (never inside run() or
 // tryPost()), as the lane's own fiber (`lane:NAME` in the trace), under the
 // submitter's bindings captured at submission (a FiberContext, installed for the
-// turn) with the lane's marker on top, as the C++ lane does.
+// turn), and with the lane's marker, as the C++ lane does.
 //
-// Reentrancy detection: the marker is a binding in the async context
-// (AsyncLocalStorage) naming the turn. isOnLane() is true only on the turn
-// that is running now and on the lane's fiber: a context captured inside a turn
-// and run after it, or a structured child started from it, is not "on the lane"
+// Reentrancy detection: the marker is the `turn` field of the async context's
+// store (AsyncLocalStorage, lib/context.mjs), a token naming the running turn.
+// isOnLane() is true only while that very turn runs, on the lane's fiber. It
+// is beside the bindings, not one of them: FiberContext.run() inside a turn
+// replaces the bindings and keeps the marker (a context installed in a turn
+// cannot hide a reentrant run), a context captured in a turn does not carry it,
+// and children start without it. That is how the oracle derives "on the lane"
 // (spec/trace-format.md: a fiber is on lane L between the turn_start it emitted
-// and the matching turn_end).
+// and the matching turn_end). turnstile keeps its marker as a binding instead.
 import { als, currentStore, makeStore } from './context.mjs';
 import { emit } from './trace.mjs';
-import { Frame, findFrame } from './fiber_local.mjs';
 import { isPlanted } from './bugs.mjs';
-
-// The marker's key; never traced, never visible to FiberLocal reads.
-const LANE_MARKER = Object.freeze({ keyName: '(lane marker)' });
 
 // Turns per setImmediate step before the lane reposts itself behind other work.
 const TURNS_PER_STEP = 16;
@@ -99,9 +98,8 @@ export class StateLane {
   // The lane whose turn runs in this context, or null.
   static current() {
     const store = currentStore();
-    const frame = findFrame(store?.chain ?? null, LANE_MARKER);
-    if (!frame) return null;
-    const token = frame.value;
+    const token = store?.turn;
+    if (!token) return null;
     return token.lane.#running === token && store.fiber === token.fiber ? token.lane : null;
   }
 
@@ -227,7 +225,7 @@ export class StateLane {
 
   #turn(entry) {
     const token = { lane: this, fiber: this.#fiber };
-    const store = makeStore(this.#fiber, new Frame(LANE_MARKER, token, entry.chain), entry.tracer);
+    const store = makeStore(this.#fiber, entry.chain, entry.tracer, token);
     let ok = true;
     let value;
     let error;

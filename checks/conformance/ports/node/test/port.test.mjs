@@ -18,6 +18,7 @@ import { FiberLocal, FiberContext, spawn, detach, runRoot } from '../lib/fiber_l
 import { Tracer } from '../lib/trace.mjs';
 import { executeScenario, unsupportedReason } from '../lib/execute.mjs';
 import { parseTrace, checkTrace, checkExpectations } from '../lib/selfcheck.mjs';
+import { randomScenario } from './random_scenarios.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(HERE);
@@ -100,6 +101,24 @@ test('lane: work detached from a turn is not on the lane; a structured child is 
   assert.equal(await fromChild, false);
 });
 
+test('lane: a context installed inside a turn keeps the marker; one captured in a turn does not carry it', async () => {
+  const lane = new StateLane('L');
+  const k = new FiberLocal('k');
+  let outside;
+  let inside;
+  await runRoot('f', null, async () => {
+    outside = k.where('outside', () => FiberContext.capture());
+    await lane.run(() => {
+      outside.run(() => {
+        assert.equal(k.get(), 'outside');
+        assert.throws(() => lane.run(() => {}), LaneReentrancyError);
+      });
+      inside = FiberContext.capture();
+    });
+    assert.equal(await inside.run(() => lane.run(() => 'not reentrant')), 'not reentrant');
+  });
+});
+
 test('fiber-local: where restores on return and throw; children inherit at spawn; handoffs start empty', async () => {
   const k = new FiberLocal('k');
   await runRoot('f', null, async () => {
@@ -178,7 +197,7 @@ test('fixtures: every executable scenario runs to quiescence with a clean trace 
     assert.deepEqual(checkExpectations(sc, events), [], sc.scenario);
     ran += 1;
   }
-  assert.equal(ran, 5);
+  assert.equal(ran, 6);
 });
 
 test('executor: a harness that gives up writes end status "timeout"', async () => {
@@ -192,6 +211,19 @@ test('executor: a harness that gives up writes end status "timeout"', async () =
   assert.ok(r.tracer.lateEvents > 0);
 });
 
+test('random scenarios: executed to quiescence, traces clean under the self-check', async () => {
+  for (let seed = 1; seed <= 300; seed += 1) {
+    const sc = randomScenario(seed);
+    assert.equal(unsupportedReason(sc), null);
+    const r = await executeScenario(sc);
+    assert.equal(r.status, 'quiescent', sc.scenario);
+    assert.deepEqual(r.problems, [], sc.scenario);
+    const { errors, events } = parseTrace(r.trace);
+    assert.deepEqual(errors, [], sc.scenario);
+    assert.deepEqual(checkTrace(events), [], sc.scenario);
+  }
+});
+
 function runner(...args) {
   const r = spawnSync(process.execPath, [path.join(ROOT, 'runner.mjs'), ...args], { encoding: 'utf8' });
   return { status: r.status, out: r.stdout + r.stderr };
@@ -203,7 +235,7 @@ test('runner: serve and command-line modes pass the fixtures and skip turns', ()
   let r = runner('--oracle', FAKE, '--out', out, '--contract', 'lane,fiber-local,turns');
   assert.equal(r.status, 0, r.out);
   assert.match(r.out, /skipped 1: contract 'turns' is not ported/);
-  assert.match(r.out, /5 pass, 0 fail/);
+  assert.match(r.out, /6 pass, 0 fail/);
   r = runner('--oracle', FAKE, '--cli', '--out', out);
   assert.equal(r.status, 0, r.out);
   assert.ok(fs.readdirSync(out).some((f) => f.endsWith('.trace.jsonl')));
