@@ -262,8 +262,10 @@ export class StateLane {
   }
 
   #markDrained() {
+    if (this.#resolveDrained === null) return;  // once
     // On the closer's fiber when the lane was idle, else on the lane's fiber.
     emit('lane.drained', { lane: this.#name });
     this.#resolveDrained();
+    this.#resolveDrained = null;
   }
 }
