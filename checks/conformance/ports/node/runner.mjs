@@ -200,6 +200,7 @@ async function serveMode(known, outDir) {
     scenarios = r.scenarios ?? [];
   }
   const checks = [];
+  let sessionError = null;
   for (const sc of scenarios) {
     const r = await runOne(sc, outDir);
     if (!r) continue;
@@ -208,12 +209,12 @@ async function serveMode(known, outDir) {
       .then((resp) => {
         if (resp.ok === true) record(sc, resp);
         else record(sc, { verdict: 'unusable', error: `${resp.error?.code}: ${resp.error?.message}` });
-      }));
+      }, (e) => { sessionError ??= e; }));
+    if (sessionError) break;
   }
-  try {
-    await Promise.all(checks);
-  } catch (e) {
-    process.stderr.write(`runner.mjs: ${e.message}\n`);
+  await Promise.all(checks);
+  if (sessionError) {
+    process.stderr.write(`runner.mjs: ${sessionError.message}\n`);
     process.exit(2);
   }
   const explained = new Map();

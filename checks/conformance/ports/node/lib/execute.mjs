@@ -239,7 +239,8 @@ export async function executeScenario(sc, { timeoutMs = 5000, impl } = {}) {
   als.run(makeStore(MAIN_FIBER, null, tracer), () => {
     for (const name of sc.lanes ?? []) {
       const lane = new StateLane(name);
-      lane.setErrorHandler(() => {});  // the trace records the turn's error
+      // The trace records a posted turn's error; only a harness error is kept.
+      lane.setErrorHandler((l, e) => ex.absorb(e, { id: `a post on ${name}` }));
       ex.lanes.set(name, lane);
     }
     for (const name of sc.keys ?? []) ex.keys.set(name, new FiberLocal(name));

@@ -5,6 +5,9 @@
 // test/fixtures/scenarios.jsonl, and judges traces with the port's self-check.
 // It proves the runner's plumbing, not the port's conformance: that is the
 // real oracle's job (ctest conformance.ports.node).
+// Failure modes for the runner's tests: FAKE_ORACLE_DIE_AFTER=N exits after N
+// `check` requests; FAKE_ORACLE_UNUSABLE=1 answers every `check` with an
+// `unusable-trace` error.
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -44,6 +47,7 @@ if (cmd === 'scenarios') {
   process.exit(r.verdict === 'pass' ? 0 : 1);
 } else if (cmd === 'serve') {
   const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
+  let checks = 0;
   readline.createInterface({ input: process.stdin }).on('line', (line) => {
     let q;
     try {
@@ -62,6 +66,12 @@ if (cmd === 'scenarios') {
         break;
       }
       case 'check': {
+        checks += 1;
+        if (Number(process.env.FAKE_ORACLE_DIE_AFTER ?? -1) === checks - 1) process.exit(3);
+        if (process.env.FAKE_ORACLE_UNUSABLE) {
+          out({ id: q.id, ok: false, error: { code: 'unusable-trace', message: 'line 1: field \'format\': fake' } });
+          break;
+        }
         const r = judge(q.trace, q.scenario, q.known_failures ?? []);
         if (r.unusable) out({ id: q.id, ok: false, error: { code: 'unusable-trace', message: r.unusable } });
         else out({ id: q.id, ok: true, ...r });

@@ -225,7 +225,9 @@ test('random scenarios: executed to quiescence, traces clean under the self-chec
 });
 
 function runner(...args) {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'runner.mjs'), ...args], { encoding: 'utf8' });
+  const env = { ...process.env };
+  if (typeof args[args.length - 1] === 'object') Object.assign(env, args.pop());
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'runner.mjs'), ...args], { encoding: 'utf8', env });
   return { status: r.status, out: r.stdout + r.stderr };
 }
 const FAKE = path.join(HERE, 'fake_oracle.mjs');
@@ -262,4 +264,14 @@ test('runner: usage errors and an oracle that cannot serve exit 2', () => {
   assert.equal(runner().status, 2);
   assert.equal(runner('--oracle', FAKE, '--plant-bug', 'nope').status, 2);
   assert.equal(runner('--oracle', path.join(HERE, 'no-such-oracle')).status, 2);
+  const died = runner('--oracle', FAKE, { FAKE_ORACLE_DIE_AFTER: '2' });
+  assert.equal(died.status, 2, died.out);
+  assert.match(died.out, /exited \(status 3\)/);
+});
+
+test('runner: a trace the oracle finds unusable fails the run', () => {
+  const r = runner('--oracle', FAKE, { FAKE_ORACLE_UNUSABLE: '1' });
+  assert.equal(r.status, 1, r.out);
+  assert.match(r.out, /0 pass, 0 fail, 6 unusable/);
+  assert.match(r.out, /unusable: fixture-[^:]*: unusable-trace: line 1/);
 });
