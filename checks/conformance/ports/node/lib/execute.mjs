@@ -1,0 +1,267 @@
+// lib/execute.mjs: executes one scenario (spec/trace-format.md section 2) on
+// the port and returns its trace.
+//
+// The runtime's reading of the operations:
+//   - root fibers start in list order, each as an async function with no
+//     bindings; an op list runs its ops in order and, when it ends (or throws),
+//     joins the structured children it spawned;
+//   - `run`/`post` bodies are the turn's work: a synchronous function, so the
+//     body's ops run synchronously (a `yield` there makes the scenario
+//     unexecutable, the spec forbids it). Inside a turn an operation that would
+//     wait (a `run` on another lane, a `close`, a `spawn`) is started and not
+//     awaited: the harness keeps track of it until the scenario is quiescent;
+//   - `throw` ends only its own body: the op that ran the body records the error
+//     (a turn `error`, a restore, an uninstall) and the enclosing list goes on;
+//   - `yield` is a setImmediate, so other fibers and lane steps interleave;
+//   - the `schedule` hint is ignored: Node has no controllable scheduler.
+// The scenario is quiescent when every fiber and every started operation has
+// settled and every lane is idle; a harness that waits longer than `timeoutMs`
+// writes `end` with status "timeout".
+import { als, makeStore, MAIN_FIBER } from './context.mjs';
+import { Tracer } from './trace.mjs';
+import { FiberLocal, FiberContext, spawn, detach, runRoot } from './fiber_local.mjs';
+import { StateLane, LaneReentrancyError, LaneClosedError } from './lane.mjs';
+
+export const PORTED_CONTRACTS = ['lane', 'fiber-local'];
+const TURN_OPS = new Set(['call', 'task', 'turn']);
+const KNOWN_OPS = new Set(['run', 'post', 'close', 'throw', 'yield', 'where', 'read', 'spawn',
+                           'detach', 'capture', 'install', ...TURN_OPS]);
+
+// The error a scenario's `throw` op raises.
+export class ScenarioThrow extends Error {
+  constructor(opId) {
+    super(`scenario throw (op ${opId})`);
+    this.name = 'ScenarioThrow';
+  }
+}
+
+// Why this port cannot execute `sc`, or null when it can.
+export function unsupportedReason(sc) {
+  if (sc === null || typeof sc !== 'object') return 'not a scenario object';
+  if (sc.format !== 1) return `scenario format ${sc.format}; this port reads format 1`;
+  if (!PORTED_CONTRACTS.includes(sc.contract)) return `contract '${sc.contract}' is not ported`;
+  let reason = null;
+  const walk = (ops, inTurn) => {
+    for (const op of ops ?? []) {
+      if (reason) return;
+      if (!KNOWN_OPS.has(op.do)) reason = `unknown operation '${op.do}' (op ${op.id})`;
+      else if (TURN_OPS.has(op.do)) reason = `operation '${op.do}' needs the turns contract (op ${op.id})`;
+      else if (op.do === 'yield' && inTurn) reason = `'yield' inside a lane turn (op ${op.id})`;
+      else if (op.do === 'run' || op.do === 'post') walk(op.body, true);
+      else if (op.do === 'spawn' || op.do === 'detach') walk(op.body, false);
+      else if (op.body) walk(op.body, inTurn);
+    }
+  };
+  for (const f of sc.fibers ?? []) walk(f.ops, false);
+  return reason;
+}
+
+const immediate = () => new Promise((r) => setImmediate(r));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+class Execution {
+  constructor(sc) {
+    this.sc = sc;
+    this.lanes = new Map();
+    this.keys = new Map();
+    this.ctxs = new Map();
+    this.pending = new Set();
+    this.problems = [];  // harness-level trouble (not rule violations)
+  }
+
+  lane(op) {
+    const l = this.lanes.get(op.lane);
+    if (!l) throw new Error(`op ${op.id}: unknown lane '${op.lane}'`);
+    return l;
+  }
+
+  key(op) {
+    let k = this.keys.get(op.key);
+    if (!k) {  // a key the scenario did not list: still usable
+      k = new FiberLocal(op.key);
+      this.keys.set(op.key, k);
+    }
+    return k;
+  }
+
+  // A ScenarioThrow is an expected outcome; anything else is a harness problem.
+  absorb(e, op) {
+    if (e instanceof ScenarioThrow) return;
+    this.problems.push(`op ${op?.id ?? '?'}: ${e?.stack ?? e}`);
+  }
+
+  // Keeps `p` until it settles; never lets it reject unhandled.
+  track(p, op) {
+    const q = p.then(() => {}, (e) => this.absorb(e, op));
+    this.pending.add(q);
+    q.then(() => this.pending.delete(q));
+    return q;
+  }
+
+  async ops(ops) {
+    const children = [];
+    try {
+      for (const op of ops ?? []) await this.op(op, children);
+    } finally {
+      if (children.length > 0) await Promise.all(children);  // the list joins its children
+    }
+  }
+
+  async op(op, children) {
+    switch (op.do) {
+      case 'run': {
+        let p;
+        try {
+          p = this.lane(op).run(() => this.opsSync(op.body), { item: op.id });
+        } catch (e) {
+          if (e instanceof LaneReentrancyError || e instanceof LaneClosedError) return;
+          throw e;
+        }
+        try {
+          await p;
+        } catch (e) {
+          this.absorb(e, op);
+        }
+        return;
+      }
+      case 'post':
+        this.lane(op).tryPost(() => this.opsSync(op.body), { item: op.id });
+        return;
+      case 'close':
+        await this.lane(op).close();
+        return;
+      case 'throw':
+        throw new ScenarioThrow(op.id);
+      case 'yield':
+        await immediate();
+        return;
+      case 'where':
+        try {
+          await this.key(op).where(op.value, () => this.ops(op.body));
+        } catch (e) {
+          this.absorb(e, op);
+        }
+        return;
+      case 'read':
+        this.key(op).tryGet({ op: op.id });
+        return;
+      case 'spawn':
+        children.push(spawn(op.fiber, () => this.ops(op.body)).then(() => {}, (e) => this.absorb(e, op)));
+        return;
+      case 'detach':
+        this.track(detach(op.fiber, () => this.ops(op.body)), op);
+        return;
+      case 'capture':
+        this.ctxs.set(op.ctx, FiberContext.capture({ id: op.ctx }));
+        return;
+      case 'install': {
+        const ctx = this.ctxs.get(op.ctx);
+        if (!ctx) throw new Error(`op ${op.id}: context '${op.ctx}' was not captured before`);
+        try {
+          await ctx.run(() => this.ops(op.body));
+        } catch (e) {
+          this.absorb(e, op);
+        }
+        return;
+      }
+      default:
+        throw new Error(`op ${op.id}: operation '${op.do}' is not supported by this port`);
+    }
+  }
+
+  // A turn's body: synchronous.
+  opsSync(ops) {
+    for (const op of ops ?? []) this.opSync(op);
+  }
+
+  opSync(op) {
+    switch (op.do) {
+      case 'run': {
+        let p;
+        try {
+          p = this.lane(op).run(() => this.opsSync(op.body), { item: op.id });
+        } catch (e) {
+          if (e instanceof LaneReentrancyError || e instanceof LaneClosedError) return;
+          throw e;
+        }
+        this.track(p, op);  // started in the turn, awaited outside it
+        return;
+      }
+      case 'close':
+        this.track(this.lane(op).close(), op);
+        return;
+      case 'where':
+        try {
+          this.key(op).where(op.value, () => this.opsSync(op.body));
+        } catch (e) {
+          this.absorb(e, op);
+        }
+        return;
+      case 'install': {
+        const ctx = this.ctxs.get(op.ctx);
+        if (!ctx) throw new Error(`op ${op.id}: context '${op.ctx}' was not captured before`);
+        try {
+          ctx.run(() => this.opsSync(op.body));
+        } catch (e) {
+          this.absorb(e, op);
+        }
+        return;
+      }
+      case 'spawn':
+        this.track(spawn(op.fiber, () => this.ops(op.body)), op);
+        return;
+      case 'yield':
+        throw new Error(`op ${op.id}: 'yield' inside a lane turn`);
+      case 'post':
+        this.lane(op).tryPost(() => this.opsSync(op.body), { item: op.id });
+        return;
+      case 'throw':
+        throw new ScenarioThrow(op.id);
+      case 'read':
+        this.key(op).tryGet({ op: op.id });
+        return;
+      case 'detach':
+        this.track(detach(op.fiber, () => this.ops(op.body)), op);
+        return;
+      case 'capture':
+        this.ctxs.set(op.ctx, FiberContext.capture({ id: op.ctx }));
+        return;
+      default:
+        throw new Error(`op ${op.id}: operation '${op.do}' is not supported inside a turn`);
+    }
+  }
+}
+
+// Executes `sc` and returns { id, trace, status, problems }.
+export async function executeScenario(sc, { timeoutMs = 5000, impl } = {}) {
+  const tracer = new Tracer({ scenario: sc.scenario, impl });
+  const ex = new Execution(sc);
+  als.run(makeStore(MAIN_FIBER, null, tracer), () => {
+    for (const name of sc.lanes ?? []) {
+      const lane = new StateLane(name);
+      // The trace records a posted turn's error; only a harness error is kept.
+      lane.setErrorHandler((l, e) => ex.absorb(e, { id: `a post on ${name}` }));
+      ex.lanes.set(name, lane);
+    }
+    for (const name of sc.keys ?? []) ex.keys.set(name, new FiberLocal(name));
+    for (const f of sc.fibers ?? []) {
+      ex.track(runRoot(f.fiber, tracer, () => ex.ops(f.ops)), { id: f.fiber });
+    }
+  });
+  const deadline = Date.now() + timeoutMs;
+  let status = 'quiescent';
+  for (let spins = 0; ; spins += 1) {
+    const quiet = () => ex.pending.size === 0 && [...ex.lanes.values()].every((l) => l.isIdle());
+    if (quiet()) {
+      await immediate();  // one more step: nothing new may have been posted
+      if (quiet()) break;
+    }
+    if (Date.now() > deadline) {
+      status = 'timeout';
+      break;
+    }
+    await (spins < 1000 ? immediate() : sleep(2));
+  }
+  tracer.end(status);
+  return { id: sc.scenario, trace: tracer.text(), status, problems: ex.problems, tracer };
+}
