@@ -33,8 +33,8 @@ struct Fiber {
   bool structured = false;
   Env base;
   std::vector<Frame> frames;
-  std::vector<Env> uninstalled;                              // snapshots this fiber left
-  std::map<std::string, std::vector<nlohmann::json>> restored;  // values it bound and restored
+  std::vector<std::pair<Env, std::size_t>> uninstalled;  // snapshots this fiber left, and where
+  std::map<std::string, std::vector<std::pair<nlohmann::json, std::size_t>>> restored;  // ditto binds
 
   const Env& env() const { return frames.empty() ? base : frames.back().env; }
 };
@@ -55,7 +55,7 @@ class FiberLocalChecker {
     if (e.ev == "fl.bind") {
       Frame frame{false, e.str("key"), e.line, f.env()};
       frame.env[frame.name] = e.data.at("value");
-      binds_[frame.name].push_back({e.fiber, e.data.at("value")});
+      binds_[frame.name].push_back({e.fiber, e.data.at("value"), e.line});
       f.frames.push_back(std::move(frame));
     } else if (e.ev == "fl.restore") {
       pop(e, f, false, e.str("key"), "FL-3.1");
@@ -113,8 +113,8 @@ class FiberLocalChecker {
     }
     for (std::size_t i = at - 1; i < f.frames.size(); ++i) {
       const Frame& fr = f.frames[i];
-      if (fr.install) f.uninstalled.push_back(fr.env);
-      else f.restored[fr.name].push_back(fr.env.at(fr.name));
+      if (fr.install) f.uninstalled.emplace_back(fr.env, e.line);
+      else f.restored[fr.name].emplace_back(fr.env.at(fr.name), e.line);
     }
     f.frames.resize(at - 1);
   }
@@ -146,16 +146,20 @@ class FiberLocalChecker {
       const auto it = env.find(key);
       return seen ? (it != env.end() && it->second == *seen) : it == env.end();
     };
-    for (const Env& env : f.uninstalled) {  // [FL-3.6] a snapshot outlived its run
-      if (seen && holds(env)) return {"FL-3.6", {}};
+    for (const auto& [env, line] : f.uninstalled) {  // [FL-3.6] a snapshot outlived its run
+      if (seen && holds(env)) return {"FL-3.6", {line}};
     }
     if (seen) {  // [FL-3.3] a value some other, non-ancestor fiber bound
-      for (const auto& [fiber, value] : binds_[key]) {
-        if (fiber != e.fiber && value == *seen && !is_ancestor(fiber, e.fiber)) return {"FL-3.3", {}};
+      for (const auto& b : binds_[key]) {
+        if (b.fiber != e.fiber && b.value == *seen && !is_ancestor(b.fiber, e.fiber)) {
+          return {"FL-3.3", {b.line}};
+        }
       }
       const auto r = f.restored.find(key);  // [FL-3.1] a restored binding still seen
       if (r != f.restored.end()) {
-        for (const auto& v : r->second) if (v == *seen) return {"FL-3.1", {}};
+        for (const auto& [v, line] : r->second) {
+          if (v == *seen) return {"FL-3.1", {line}};
+        }
       }
     }
     if (decider != nullptr) return {"FL-3.1", {decider->line}};  // [FL-3.1] innermost bind
@@ -177,7 +181,12 @@ class FiberLocalChecker {
   Report& r_;
   std::map<std::string, Fiber> fibers_;
   std::map<std::string, Env> snapshots_;
-  std::map<std::string, std::vector<std::pair<std::string, nlohmann::json>>> binds_;
+  struct Bind {
+    std::string fiber;
+    nlohmann::json value;
+    std::size_t line;
+  };
+  std::map<std::string, std::vector<Bind>> binds_;  // every bind of a key, any fiber
 };
 
 }  // namespace
