@@ -8,6 +8,7 @@
 // place of the fiber's own chain, `fl.restore`/`fl.uninstall` pop. A read must
 // see the top environment. When it does not, the rule it breaks is chosen from
 // where the expected (or the observed) value comes from; see attribute().
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -137,10 +138,9 @@ class FiberLocalChecker {
   std::pair<std::string, std::vector<std::size_t>> attribute(
       const Event& e, const Fiber& f, const std::string& key, const std::optional<nlohmann::json>& seen) {
     // Innermost frame that decides the key: an install, or a bind of the key.
-    const Frame* decider = nullptr;
-    for (auto it = f.frames.rbegin(); it != f.frames.rend(); ++it) {
-      if (it->install || it->name == key) { decider = &*it; break; }
-    }
+    const auto found = std::find_if(f.frames.rbegin(), f.frames.rend(),
+                                    [&](const Frame& fr) { return fr.install || fr.name == key; });
+    const Frame* decider = found == f.frames.rend() ? nullptr : &*found;
     if (decider != nullptr && decider->install) return {"FL-3.5", {decider->line}};  // [FL-3.5]
     const auto holds = [&](const Env& env) {
       const auto it = env.find(key);

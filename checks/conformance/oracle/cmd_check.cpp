@@ -25,7 +25,7 @@ constexpr const char* kCheckUsage =
     "usage: turnstile-oracle check TRACE... [--json] [--known-failures FILE] [--scenario FILE]\n"
     "  TRACE '-' reads stdin; exit 0 clean, 1 violations, 2 unusable input\n";
 
-std::string trim(std::string s) {
+std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r");
   if (b == std::string::npos) return {};
   const auto e = s.find_last_not_of(" \t\r");

@@ -194,7 +194,7 @@ class TraceBuilder {
 
 ParseResult parse_trace(std::istream& in, std::string source) {
   TraceBuilder builder(std::move(source));
-  std::array<char, 64 * 1024> block{};
+  std::array<char, std::size_t{64} * 1024> block{};
   std::string line;
   std::size_t number = 0;
   bool overlong = false;

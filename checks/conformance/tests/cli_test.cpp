@@ -41,7 +41,7 @@ OracleRun oracle(const std::vector<std::string>& args, const std::string& input 
     command += " </dev/null";
   }
   command += " >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string());
-  const int status = std::system(command.c_str());
+  const int status = std::system(command.c_str());  // NOLINT(concurrency-mt-unsafe): one test thread
   OracleRun run;
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   run.out = read_file(out);

@@ -26,7 +26,7 @@ InputError expect_error(const std::string& text, std::size_t line, const std::st
   auto parsed = parse_trace_text(text, "input.jsonl");
   EXPECT_TRUE(std::holds_alternative<InputError>(parsed)) << "unusable input was accepted:\n" << text.substr(0, 400);
   if (!std::holds_alternative<InputError>(parsed)) return {};
-  const InputError e = std::get<InputError>(parsed);
+  InputError e = std::get<InputError>(parsed);
   EXPECT_EQ(e.source, "input.jsonl");
   EXPECT_EQ(e.line, line) << e.to_string();
   EXPECT_EQ(e.field, field) << e.to_string();
@@ -134,7 +134,7 @@ TEST(MalformedTrace, BinaryGarbageNeverCrashes) {
   for (int round = 0; round < 200; ++round) {
     std::string junk(1 + random() % 2000, '\0');
     for (auto& c : junk) c = static_cast<char>(random() & 0xFF);
-    if (round % 2 == 0) junk = kHeader + "\n" + junk;
+    if (round % 2 == 0) junk.insert(0, kHeader + "\n");
     auto parsed = parse_trace_text(junk, "junk");
     ASSERT_TRUE(std::holds_alternative<InputError>(parsed)) << "garbage was accepted";
     EXPECT_GE(std::get<InputError>(parsed).line, round % 2 == 0 ? 2u : 1u);
