@@ -1,0 +1,199 @@
+// oracle/check_fiber_local.cpp: the FiberLocal rules of spec/trace-format.md
+// section 5 against a model of every fiber's bindings.
+//
+// Model: per fiber a base environment (empty for a root fiber or a handoff, a
+// copy of the parent's current environment at the `fiber.spawn` for a
+// structured child) and a stack of frames: `fl.bind` pushes the current
+// environment plus one binding, `fl.install` pushes the captured snapshot in
+// place of the fiber's own chain, `fl.restore`/`fl.uninstall` pop. A read must
+// see the top environment. When it does not, the rule it breaks is chosen from
+// where the expected (or the observed) value comes from; see attribute().
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "oracle/check_internal.hpp"
+
+namespace turnstile::oracle::detail {
+
+namespace {
+
+using Env = std::map<std::string, nlohmann::json>;
+
+struct Frame {
+  bool install = false;
+  std::string name;  // the key (bind) or ctx (install)
+  std::size_t line = 0;
+  Env env;           // the environment while this frame is the innermost
+};
+
+struct Fiber {
+  std::size_t first_event = 0;
+  std::size_t spawn = 0;
+  std::string parent;
+  bool structured = false;
+  Env base;
+  std::vector<Frame> frames;
+  std::vector<std::pair<Env, std::size_t>> uninstalled;  // snapshots this fiber left, and where
+  std::map<std::string, std::vector<std::pair<nlohmann::json, std::size_t>>> restored;  // ditto binds
+
+  const Env& env() const { return frames.empty() ? base : frames.back().env; }
+};
+
+std::string show(const std::optional<nlohmann::json>& v) {
+  return v ? v->dump() : std::string("unbound");
+}
+
+class FiberLocalChecker {
+ public:
+  explicit FiberLocalChecker(Report& report) : r_(report) {}
+
+  void on_event(const Event& e) {
+    if (e.fiber.empty()) return;
+    Fiber& f = fibers_[e.fiber];
+    if (f.first_event == 0) f.first_event = e.line;
+    if (e.ev == "fiber.spawn") return spawn(e, f);
+    if (e.ev == "fl.bind") {
+      Frame frame{false, e.str("key"), e.line, f.env()};
+      frame.env[frame.name] = e.data.at("value");
+      binds_[frame.name].push_back({e.fiber, e.data.at("value"), e.line});
+      f.frames.push_back(std::move(frame));
+    } else if (e.ev == "fl.restore") {
+      pop(e, f, false, e.str("key"), "FL-3.1");
+    } else if (e.ev == "fl.read") {
+      read(e, f);
+    } else if (e.ev == "fl.capture") {
+      snapshots_[e.str("ctx")] = f.env();
+    } else if (e.ev == "fl.install") {
+      const auto it = snapshots_.find(e.str("ctx"));
+      if (it == snapshots_.end()) {  // [FL-3.5] only a captured context can be installed
+        r_.add("FL-3.5", {e.line}, "fiber " + q(e.fiber) + " installed context " + q(e.str("ctx")) +
+                                       ", which was never captured");
+      }
+      // [FL-3.6] run replaces the fiber's chain for the extent; it does not merge.
+      f.frames.push_back(Frame{true, e.str("ctx"), e.line, it == snapshots_.end() ? Env{} : it->second});
+    } else if (e.ev == "fl.uninstall") {
+      pop(e, f, true, e.str("ctx"), "FL-3.6");
+    }
+  }
+
+ private:
+  void spawn(const Event& e, Fiber& parent) {
+    const std::string& name = e.str("child");
+    const bool structured = e.flag("structured");
+    const char* rule = structured ? "FL-3.2" : "FL-3.4";
+    const auto it = fibers_.find(name);
+    if (it != fibers_.end() && it->second.first_event != 0) {
+      // A child's first event comes after the spawn that names it.
+      r_.add(rule, {it->second.first_event, e.line},
+             "fiber " + q(name) + " was spawned after it had already emitted events");
+      return;
+    }
+    Fiber child;
+    child.spawn = e.line;
+    child.parent = e.fiber;
+    child.structured = structured;
+    if (structured) child.base = parent.env();  // [FL-3.2] inherit at the spawn
+    fibers_[name] = std::move(child);           // [FL-3.4] a handoff starts empty
+  }
+
+  void pop(const Event& e, Fiber& f, bool install, const std::string& name, const char* rule) {
+    const char* what = install ? "uninstall of context " : "restore of key ";
+    std::size_t at = f.frames.size();
+    while (at > 0 && !(f.frames[at - 1].install == install && f.frames[at - 1].name == name)) --at;
+    if (at == 0) {  // [FL-3.1]/[FL-3.6] restores and uninstalls end an open bind/install
+      r_.add(rule, {e.line}, std::string(what) + q(name) + " on fiber " + q(e.fiber) +
+                                 " has no matching open " + (install ? "install" : "bind"));
+      return;
+    }
+    if (at != f.frames.size()) {  // not the innermost: they must nest
+      r_.add(rule, {f.frames.back().line, e.line},
+             std::string(what) + q(name) + " on fiber " + q(e.fiber) +
+                 " does not end the innermost open " +
+                 (f.frames.back().install ? "install" : "bind") + " (they must nest)");
+    }
+    for (std::size_t i = at - 1; i < f.frames.size(); ++i) {
+      const Frame& fr = f.frames[i];
+      if (fr.install) f.uninstalled.emplace_back(fr.env, e.line);
+      else f.restored[fr.name].emplace_back(fr.env.at(fr.name), e.line);
+    }
+    f.frames.resize(at - 1);
+  }
+
+  void read(const Event& e, const Fiber& f) {
+    const std::string& key = e.str("key");
+    std::optional<nlohmann::json> seen;
+    if (!e.flag("unbound")) seen = e.data.at("value");
+    std::optional<nlohmann::json> want;
+    if (const auto it = f.env().find(key); it != f.env().end()) want = it->second;
+    if (seen == want) return;
+    const auto [rule, lines] = attribute(e, f, key, seen);
+    std::vector<std::size_t> all = lines;
+    all.push_back(e.line);
+    r_.add(rule, all, "fiber " + q(e.fiber) + " read " + q(key) + " as " + show(seen) +
+                          " but its bindings say " + show(want));
+  }
+
+  // Which rule a wrong read breaks, and the lines of the events behind it.
+  std::pair<std::string, std::vector<std::size_t>> attribute(
+      const Event& e, const Fiber& f, const std::string& key, const std::optional<nlohmann::json>& seen) {
+    // Innermost frame that decides the key: an install, or a bind of the key.
+    const auto found = std::find_if(f.frames.rbegin(), f.frames.rend(),
+                                    [&](const Frame& fr) { return fr.install || fr.name == key; });
+    const Frame* decider = found == f.frames.rend() ? nullptr : &*found;
+    if (decider != nullptr && decider->install) return {"FL-3.5", {decider->line}};  // [FL-3.5]
+    const auto holds = [&](const Env& env) {
+      const auto it = env.find(key);
+      return seen ? (it != env.end() && it->second == *seen) : it == env.end();
+    };
+    for (const auto& [env, line] : f.uninstalled) {  // [FL-3.6] a snapshot outlived its run
+      if (seen && holds(env)) return {"FL-3.6", {line}};
+    }
+    if (seen) {  // [FL-3.3] a value some other, non-ancestor fiber bound
+      for (const auto& b : binds_[key]) {
+        if (b.fiber != e.fiber && b.value == *seen && !is_ancestor(b.fiber, e.fiber)) {
+          return {"FL-3.3", {b.line}};
+        }
+      }
+      const auto r = f.restored.find(key);  // [FL-3.1] a restored binding still seen
+      if (r != f.restored.end()) {
+        for (const auto& [v, line] : r->second) {
+          if (v == *seen) return {"FL-3.1", {line}};
+        }
+      }
+    }
+    if (decider != nullptr) return {"FL-3.1", {decider->line}};  // [FL-3.1] innermost bind
+    if (f.spawn == 0) return {"FL-3.1", {}};                      // a root fiber starts unbound
+    return {f.structured ? "FL-3.2" : "FL-3.4", {f.spawn}};      // [FL-3.2] / [FL-3.4]
+  }
+
+  bool is_ancestor(const std::string& maybe, const std::string& fiber) const {
+    std::string at = fiber;
+    for (std::size_t guard = 0; guard <= fibers_.size(); ++guard) {
+      const auto it = fibers_.find(at);
+      if (it == fibers_.end() || it->second.parent.empty()) return false;
+      at = it->second.parent;
+      if (at == maybe) return true;
+    }
+    return false;
+  }
+
+  Report& r_;
+  std::map<std::string, Fiber> fibers_;
+  std::map<std::string, Env> snapshots_;
+  struct Bind {
+    std::string fiber;
+    nlohmann::json value;
+    std::size_t line;
+  };
+  std::map<std::string, std::vector<Bind>> binds_;  // every bind of a key, any fiber
+};
+
+}  // namespace
+
+void check_fiber_local(const Trace& trace, Report& report) {
+  FiberLocalChecker checker(report);
+  for (const Event& e : trace.events) checker.on_event(e);
+}
+
+}  // namespace turnstile::oracle::detail

@@ -1,0 +1,145 @@
+// tests/corpus_test.cpp: the hand-written trace corpus (../corpus).
+//
+// corpus/bad/<RULE-ID>.<slug>.jsonl must each break exactly that rule: every
+// violation the checker reports for it names RULE-ID, and there is at least one.
+// corpus/good/*.jsonl (tricky legal traces among them) must pass every check.
+#include <map>
+
+#include "corpus_support.hpp"
+
+namespace turnstile::oracle::testing {
+namespace {
+
+// The rules of spec/trace-format.md section 5, each with its test below.
+const std::vector<std::string> kCheckedRules = {
+    "LANE-5.1", "LANE-5.2", "LANE-8.1", "LANE-5.3", "LANE-8.4", "LANE-8.7", "LANE-7.7",
+    "LANE-7.4", "LANE-7.6", "LANE-5.6", "LANE-7.5", "FL-3.1",   "FL-3.2",   "FL-3.3",
+    "FL-3.4",   "FL-3.5",   "FL-3.6",   "TURN-3.1", "TURN-2.2", "TURN-2.1", "TURN-7.1",
+    "TURN-5.2"};
+
+// Every bad trace named RULE.*.jsonl is rejected under RULE and nothing else.
+void expect_bad_corpus(const std::string& rule) {
+  const auto files = corpus_files("bad", rule + ".");
+  ASSERT_FALSE(files.empty()) << "no bad trace for " << rule << " in corpus/bad";
+  for (const auto& file : files) {
+    SCOPED_TRACE(file.filename().string());
+    const Trace trace = parse_corpus_file(file);
+    const auto violations = check_trace(trace);
+    ASSERT_FALSE(violations.empty()) << "the bad trace passed";
+    for (const auto& v : violations) {
+      EXPECT_EQ(v.rule, rule) << "unexpected violation:" << describe(violations);
+      EXPECT_FALSE(v.lines.empty()) << to_string(v);
+      EXPECT_TRUE(std::is_sorted(v.lines.begin(), v.lines.end())) << to_string(v);
+      EXPECT_FALSE(v.message.empty());
+      for (const auto line : v.lines) {
+        EXPECT_GE(line, 1u);
+        EXPECT_LE(line, trace.events.size());
+      }
+    }
+  }
+}
+
+void expect_good(const std::string& name) {
+  const auto path = corpus_dir() / "good" / (name + ".jsonl");
+  SCOPED_TRACE(path.filename().string());
+  const auto violations = check_trace(parse_corpus_file(path));
+  EXPECT_TRUE(violations.empty()) << describe(violations);
+}
+
+// spec: [LANE-5.1] [TRACE-5.1]
+TEST(BadTraceCorpus, Lane5_1_MutualExclusion) { expect_bad_corpus("LANE-5.1"); }
+// spec: [LANE-5.2] [TRACE-5.1]
+TEST(BadTraceCorpus, Lane5_2_Fifo) { expect_bad_corpus("LANE-5.2"); }
+// spec: [LANE-8.1] [TRACE-5.1]
+TEST(BadTraceCorpus, Lane8_1_NoLostItem) { expect_bad_corpus("LANE-8.1"); }
+// spec: [LANE-5.3] [TRACE-5.1]
+TEST(BadTraceCorpus, Lane5_3_ReentrantRunRefused) { expect_bad_corpus("LANE-5.3"); }
+// spec: [LANE-8.4] [TRACE-5.1]
+TEST(BadTraceCorpus, Lane8_4_ReentryHangIsReported) { expect_bad_corpus("LANE-8.4"); }
+// spec: [LANE-8.7] [TRACE-5.1]
+TEST(BadTraceCorpus, Lane8_7_NoFalseReentrancy) { expect_bad_corpus("LANE-8.7"); }
+// spec: [LANE-7.7] [TRACE-5.1]
+TEST(BadTraceCorpus, Lane7_7_PostFromOwnTurnAccepted) { expect_bad_corpus("LANE-7.7"); }
+// spec: [LANE-7.4] [TRACE-5.1]
+TEST(BadTraceCorpus, Lane7_4_ClosedLaneRefuses) { expect_bad_corpus("LANE-7.4"); }
+// spec: [LANE-7.6] [TRACE-5.1]
+TEST(BadTraceCorpus, Lane7_6_CloseDrains) { expect_bad_corpus("LANE-7.6"); }
+// spec: [LANE-5.6] [TRACE-5.1]
+TEST(BadTraceCorpus, Lane5_6_ResumeAfterReleaseOffLane) { expect_bad_corpus("LANE-5.6"); }
+// spec: [LANE-7.5] [TRACE-5.1]
+TEST(BadTraceCorpus, Lane7_5_OutcomeReachesAwaiter) { expect_bad_corpus("LANE-7.5"); }
+// spec: [FL-3.1] [TRACE-5.1]
+TEST(BadTraceCorpus, Fl3_1_WhereBindsForTheExtent) { expect_bad_corpus("FL-3.1"); }
+// spec: [FL-3.2] [TRACE-5.1]
+TEST(BadTraceCorpus, Fl3_2_ChildInheritsAtSpawn) { expect_bad_corpus("FL-3.2"); }
+// spec: [FL-3.3] [TRACE-5.1]
+TEST(BadTraceCorpus, Fl3_3_ChildRebindingIsPrivate) { expect_bad_corpus("FL-3.3"); }
+// spec: [FL-3.4] [TRACE-5.1]
+TEST(BadTraceCorpus, Fl3_4_HandoffCarriesNothing) { expect_bad_corpus("FL-3.4"); }
+// spec: [FL-3.5] [TRACE-5.1]
+TEST(BadTraceCorpus, Fl3_5_InstallSeesTheSnapshot) { expect_bad_corpus("FL-3.5"); }
+// spec: [FL-3.6] [TRACE-5.1]
+TEST(BadTraceCorpus, Fl3_6_UninstallRestoresTheWorker) { expect_bad_corpus("FL-3.6"); }
+// spec: [TURN-3.1] [TRACE-5.1]
+TEST(BadTraceCorpus, Turn3_1_OneSerialTurnAtATime) { expect_bad_corpus("TURN-3.1"); }
+// spec: [TURN-2.2] [TRACE-5.1]
+TEST(BadTraceCorpus, Turn2_2_SerialTurnsInCallOrder) { expect_bad_corpus("TURN-2.2"); }
+// spec: [TURN-2.1] [TRACE-5.1]
+TEST(BadTraceCorpus, Turn2_1_EveryCallRunsOnce) { expect_bad_corpus("TURN-2.1"); }
+// spec: [TURN-7.1] [TRACE-5.1]
+TEST(BadTraceCorpus, Turn7_1_SelfCallRefused) { expect_bad_corpus("TURN-7.1"); }
+// spec: [TURN-5.2] [TRACE-5.1]
+TEST(BadTraceCorpus, Turn5_2_ReentryIsASerialCall) { expect_bad_corpus("TURN-5.2"); }
+
+// spec: [TRACE-5.1]
+TEST(BadTraceCorpus, EveryFileNamesACheckedRule) {
+  for (const auto& file : corpus_files("bad")) {
+    const std::string name = file.filename().string();
+    const auto dot = name.find('.', name.find('-'));
+    const auto slug_dot = name.find('.', dot + 1);
+    ASSERT_NE(slug_dot, std::string::npos) << name << " is not RULE-ID.slug.jsonl";
+    const std::string rule = name.substr(0, slug_dot);
+    EXPECT_NE(std::find(kCheckedRules.begin(), kCheckedRules.end(), rule), kCheckedRules.end())
+        << name << " names " << rule << ", which no corpus test checks";
+  }
+}
+
+// spec: [TRACE-5.1] [LANE-5.1] [LANE-5.2] [FL-3.1] [TURN-3.1]
+TEST(GoodTraceCorpus, EveryGoodTracePasses) {
+  const auto files = corpus_files("good");
+  ASSERT_GE(files.size(), 8u);
+  for (const auto& file : files) expect_good(file.stem().string());
+}
+
+// spec: [LANE-7.7]
+TEST(GoodTraceCorpus, PostFromOwnTurnIsLegal) { expect_good("lane-post-from-own-turn"); }
+
+// spec: [LANE-5.3] [LANE-8.7]
+TEST(GoodTraceCorpus, ReentrantRunRefusedAndCompletionInsideTurnEntersLater) {
+  expect_good("lane-reentrant-run-refused");
+  expect_good("lane-completion-inside-turn-then-enter");
+}
+
+// spec: [LANE-7.4] [LANE-7.6]
+TEST(GoodTraceCorpus, PostRacingCloseMayBeAccepted) { expect_good("lane-post-races-close"); }
+
+// spec: [TURN-3.2] [TURN-3.1]
+TEST(GoodTraceCorpus, InterleavedTurnOverlapsSerialTurn) { expect_good("turns-interleaved-overlap"); }
+
+// spec: [TURN-7.1]
+TEST(GoodTraceCorpus, SelfCallRefusedIsLegal) {
+  expect_good("turns-self-call-refused");
+  expect_good("turns-call-after-settled-turn");
+}
+
+// spec: [TURN-5.2]
+TEST(GoodTraceCorpus, TaskReentryAfterItsTurnSettled) { expect_good("turns-task-reentry"); }
+
+// spec: [FL-3.5] [FL-3.6]
+TEST(GoodTraceCorpus, InstallInADetachedFiber) { expect_good("fl-install-in-detached-fiber"); }
+
+// spec: [FL-3.2] [FL-3.3] [FL-3.4]
+TEST(GoodTraceCorpus, ChildrenAndHandoffs) { expect_good("fl-nesting-and-children"); }
+
+}  // namespace
+}  // namespace turnstile::oracle::testing
