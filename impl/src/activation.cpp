@@ -31,8 +31,15 @@ ActivationBase::~ActivationBase() {
 }
 
 bool ActivationBase::is_interleaved(const std::string& method) const {
+#if defined(TURNSTILE_MUTANT_TURN_INTERLEAVED_AS_SERIAL)
+  // mutant: [TURN-3.2] [TURN-3.3] interleaved_methods is ignored: an interleaved
+  // method takes the serial lane and waits for the serial turn in progress
+  (void)method;
+  return options_.reentrancy == Reentrancy::always;
+#else
   return options_.reentrancy == Reentrancy::always ||
          options_.interleaved_methods.count(method) != 0;  // [TURN-3.3]
+#endif
 }
 
 void ActivationBase::check_self_call(const std::string& method) const {

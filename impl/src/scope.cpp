@@ -27,8 +27,15 @@ void Scope::spawn(Task<> task) {
   pending_.fetch_add(1, std::memory_order_relaxed);  // ordered before the post that starts it
   live_.fetch_add(1, std::memory_order_relaxed);
   // [RT-5.2] the child inherits the parent's context head as it stands now.
+#if defined(TURNSTILE_MUTANT_FL_SPAWN_NO_INHERIT)
+  // mutant: [FL-3.2] the child starts with an empty context, as a detached
+  // fiber would: it sees none of the parent's bindings
+  detail::start_fiber(*parent->scheduler, std::move(task), detail::FrameRef{},
+                      [this](const std::exception_ptr& e) noexcept { child_done(e); });
+#else
   detail::start_fiber(*parent->scheduler, std::move(task), parent->context,
                       [this](const std::exception_ptr& e) noexcept { child_done(e); });
+#endif
 }
 
 void Scope::child_done(const std::exception_ptr& error) noexcept {

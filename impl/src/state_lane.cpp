@@ -67,6 +67,16 @@ LaneClosedError StateLane::closed_error() const {
 }
 
 bool StateLane::submit(detail::LaneItem& item) {
+#if defined(TURNSTILE_MUTANT_LANE_POST_INLINE_ON_OWN_TURN)
+  // mutant: [LANE-7.7] work submitted from the lane's own turn (a try_post:
+  // run() has thrown already) runs inline, inside that turn, instead of
+  // queuing behind it
+  if (is_on_lane() && !core_.is_closed()) {
+    item.run_turn();
+    item.complete();
+    return true;
+  }
+#endif
   item.context = detail::current_context();  // the turn sees the submitter's bindings
   switch (core_.submit(&item)) {
     case detail::LaneCore::Submit::refused_closed:
@@ -97,7 +107,14 @@ void StateLane::Drainer::run() noexcept {
 }
 
 Task<> StateLane::close() {
+#if defined(TURNSTILE_MUTANT_LANE_CLOSE_BEFORE_DRAIN)
+  // mutant: [LANE-7.6] close() completes once it stops accepting, before the
+  // items it had accepted have run
+  core_.close();
+  drained_.set();
+#else
   if (core_.close()) drained_.set();  // idle when closed: drained at once [LANE-I4]
+#endif
   return wait_drained(drained_);      // takes effect at the call; idempotent
 }
 

@@ -39,12 +39,21 @@ Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>>
     co_await detail::CompletionAwaiter(prev->settled);  // [CHAIN-I2] after the previous settles
     detail::TurnChain::Link::release(prev);
   }
-  if (serial) self->queued_.fetch_sub(1, std::memory_order_relaxed);
+#if defined(TURNSTILE_MUTANT_TURN_QUEUED_NOT_DECREMENTED)
+  // mutant: [TURN-2.3] a started turn still counts as queued
+#else
+  if (serial) self->queued_.fetch_sub(1, std::memory_order_relaxed);  // [TURN-2.3]
+#endif
   auto* running = self->turn_started(call->method);
   auto marker = std::make_shared<detail::TurnMarker>(self, call->method, serial, std::move(outer));
   TurnContext<State> ctx(*self, call->method);
   std::exception_ptr error;
   std::optional<std::conditional_t<std::is_void_v<R>, char, R>> value;
+#if defined(TURNSTILE_MUTANT_TURN_ENDS_AT_FIRST_SUSPENSION)
+  // mutant: [TURN-1.1] the serial lane is handed on before the body runs, so
+  // the next serial turn starts at this one's first suspension
+  if (serial) detail::TurnChain::settle(mine);
+#endif
   try {
     if constexpr (std::is_void_v<R>) {
       co_await detail::turn_marker().where(marker, [&] { return call->body(ctx); });
@@ -64,7 +73,13 @@ Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>>
     }
   }
   self->turn_settled(running);
+#if defined(TURNSTILE_MUTANT_TURN_THROW_KEEPS_CHAIN)
+  // mutant: [TURN-2.5] a turn that threw never hands the serial lane on, so
+  // its successor never starts
+  if (serial && !error) detail::TurnChain::settle(mine);
+#elif !defined(TURNSTILE_MUTANT_TURN_ENDS_AT_FIRST_SUSPENSION)  // (settled before the body ran)
   if (serial) detail::TurnChain::settle(mine);  // [TURN-1.1] the turn ends as its result settles
+#endif
   if (error) {
     call->result.set_exception(std::move(error));
   } else if constexpr (std::is_void_v<R>) {
