@@ -11,10 +11,26 @@
 namespace turnstile {
 
 namespace detail {
+namespace {
+FrameRef carry_turn_marker(FrameRef onto, const Frame* running);
+}
+
+// A position key ([FL-3.8]): FiberContext::run inside a serial turn keeps the
+// turn's marker, so a self-call made under it still throws ([TURN-7.1]).
 const FiberLocal<TurnMarkerRef>& turn_marker() noexcept {
-  static const FiberLocal<TurnMarkerRef> marker("turnstile.turn_marker");
+  static const FiberLocal<TurnMarkerRef>& marker = [] () -> const FiberLocal<TurnMarkerRef>& {
+    static const FiberLocal<TurnMarkerRef> key("turnstile.turn_marker");
+    register_position_key(&carry_turn_marker);
+    return key;
+  }();
   return marker;
 }
+
+namespace {
+FrameRef carry_turn_marker(FrameRef onto, const Frame* running) {
+  return FiberLocalAccess::carry_position(turn_marker(), std::move(onto), running);
+}
+}  // namespace
 }  // namespace detail
 
 ActivationBase::ActivationBase(std::string id, ActivationOptions options, Scheduler& scheduler)

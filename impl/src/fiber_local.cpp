@@ -2,6 +2,8 @@
 // FiberContext.
 #include "turnstile/fiber_local.hpp"
 
+#include <atomic>
+#include <cstdlib>
 #include <exception>
 
 namespace turnstile::detail {
@@ -17,6 +19,34 @@ ContextSwap::~ContextSwap() {
   if (std::uncaught_exceptions() > 0) return;  // mutant: breaks [FL-6.2]
 #endif
   current_context() = std::move(saved_);  // [FL-3.1] [FL-6.2]
+}
+
+namespace {
+// Registered position keys ([FL-3.8]). A slot is written once, before the key's
+// first binding; readers skip a slot still null (its key has no binding yet).
+std::atomic<PositionCarry> position_keys[kMaxPositionKeys];
+std::atomic<int> position_key_count{0};
+}  // namespace
+
+void register_position_key(PositionCarry carry) noexcept {
+  // relaxed: the index only has to be unique; the slot's release store below
+  // publishes the function.
+  const int slot = position_key_count.fetch_add(1, std::memory_order_relaxed);
+  if (slot >= kMaxPositionKeys) std::abort();  // the runtime registers two
+  // release: pairs with the acquire load in keep_position().
+  position_keys[slot].store(carry, std::memory_order_release);
+}
+
+FrameRef keep_position(FrameRef snapshot) {
+  const Frame* running = current_context().get();
+  // relaxed: a slot index past the count is also read as null below.
+  const int n = position_key_count.load(std::memory_order_relaxed);
+  for (int i = 0; i < n && i < kMaxPositionKeys; ++i) {
+    // acquire: pairs with the release store in register_position_key().
+    if (PositionCarry carry = position_keys[i].load(std::memory_order_acquire))
+      snapshot = carry(std::move(snapshot), running);  // [FL-3.8]
+  }
+  return snapshot;
 }
 
 void throw_unbound(const std::string& name) {

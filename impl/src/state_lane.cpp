@@ -8,10 +8,27 @@
 namespace turnstile {
 
 namespace detail {
+namespace {
+FrameRef carry_lane_marker(FrameRef onto, const Frame* running);
+}
+
+// A position key ([FL-3.8]): FiberContext::run keeps the running fiber's marker,
+// so a context captured in a turn does not carry the lane out of it ([LANE-6.2]),
+// and one run inside a turn does not drop it ([LANE-5.3]). nullptr = no lane.
 const FiberLocal<const StateLane*>& lane_marker() noexcept {
-  static const FiberLocal<const StateLane*> marker("turnstile.lane_marker");
+  static const FiberLocal<const StateLane*>& marker = [] () -> const FiberLocal<const StateLane*>& {
+    static const FiberLocal<const StateLane*> key("turnstile.lane_marker");
+    register_position_key(&carry_lane_marker);
+    return key;
+  }();
   return marker;
 }
+
+namespace {
+FrameRef carry_lane_marker(FrameRef onto, const Frame* running) {
+  return FiberLocalAccess::carry_position(lane_marker(), std::move(onto), running);
+}
+}  // namespace
 
 namespace {
 // How many turns one drain step runs before reposting itself, so one busy lane

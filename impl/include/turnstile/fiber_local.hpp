@@ -29,7 +29,9 @@
 //   - detach and Channel carry no bindings ([FL-3.4]). FiberContext::capture()
 //     snapshots every live binding (one pointer copy plus a reference), and
 //     ctx.run(body) installs that snapshot for body's extent, then restores the
-//     fiber's prior chain ([FL-3.5], [FL-3.6]).
+//     fiber's prior chain ([FL-3.5], [FL-3.6]). The runtime's position markers
+//     (lane turn, activation turn) belong to the running fiber, not to the
+//     snapshot: run keeps the fiber's own ([FL-3.8]).
 //
 // Lifetime ([FL-5.6]): a frame lives while any holder (a fiber's chain, a
 // child, a snapshot, a newer frame) refers to it; the last holder frees it. A
@@ -176,7 +178,40 @@ struct FiberLocalAccess {
     prev.release();  // [FRAME-I2] the frame owns that reference once it is constructed
     return FrameRef::adopt(f);
   }
+
+  // The binding of `key` in the chain starting at `head`, newest first; null
+  // when unbound there.
+  template <class T>
+  static const T* find_in(const FiberLocal<T>& key, const Frame* head) noexcept {
+    for (const Frame* f = head; f != nullptr; f = f->prev())
+      if (f->key() == &key) return &static_cast<const TypedFrame<T>*>(f)->value();
+    return nullptr;
+  }
+
+  // For a position key ([FL-3.8]) whose "nowhere" value is T{}: `onto` with the
+  // key bound to its value in `running` (T{} when unbound there). Returns `onto`
+  // itself, allocating nothing, when the two already agree.
+  template <class T>
+  static FrameRef carry_position(const FiberLocal<T>& key, FrameRef onto, const Frame* running) {
+    const T* in_running = find_in(key, running);
+    const T* in_onto = find_in(key, onto.get());
+    T value = in_running != nullptr ? *in_running : T{};
+    if ((in_onto != nullptr ? *in_onto : T{}) == value) return onto;
+    return bind(key, std::move(value), std::move(onto));
+  }
 };
+
+// Position keys ([FL-3.8]): the runtime's own markers that say where the running
+// fiber is (inside which lane turn, which activation turn), not which request it
+// serves. FiberContext::run keeps the running fiber's position: it neither
+// carries a position binding in from the snapshot nor drops the fiber's own.
+// At most kMaxPositionKeys, registered once each, before their first binding
+// (the runtime does this when it creates each marker key); users cannot add any.
+using PositionCarry = FrameRef (*)(FrameRef onto, const Frame* running);
+inline constexpr int kMaxPositionKeys = 4;
+void register_position_key(PositionCarry carry) noexcept;
+// `snapshot` with every registered position key set as in the current chain.
+FrameRef keep_position(FrameRef snapshot);
 }  // namespace detail
 
 // An immutable snapshot of every live binding of the fiber that captured it.
@@ -189,6 +224,8 @@ class FiberContext {
 
   // Installs this snapshot for body's extent (replacing, not merging, the
   // fiber's chain), then restores the fiber's prior chain ([FL-3.5], [FL-3.6]).
+  // The fiber's position (the lane turn or activation turn it is running) stays
+  // as it was: neither taken from the snapshot nor dropped ([FL-3.8]).
   template <class F>
     requires std::invocable<F&>
   auto run(F body) const {
@@ -196,7 +233,7 @@ class FiberContext {
     if constexpr (is_task_v<R>) {
       return run_task<typename R::value_type>(head_, std::move(body));
     } else {
-      detail::ContextSwap installed(head_);
+      detail::ContextSwap installed(detail::keep_position(head_));  // [FL-3.8]
       return body();
     }
   }
@@ -213,7 +250,8 @@ class FiberContext {
   // snapshot and never reads this FiberContext object ([FL-3.5], [FL-5.6]).
   template <class R, class F>
   static Task<R> run_task(detail::FrameRef head, F body) {
-    detail::ContextSwap installed(std::move(head));
+    // Read when the task starts, on the awaiting fiber: its position then ([FL-3.8]).
+    detail::ContextSwap installed(detail::keep_position(std::move(head)));
     co_return co_await body();
   }
 

@@ -32,8 +32,9 @@
 // plus the lane's marker, so StateLane::current() is this lane inside it. Work
 // started from a turn with detach() does not inherit the marker: its start is
 // posted and it carries no bindings, so even its synchronous prefix runs off
-// the lane ([LANE-6.2]). A FiberContext captured inside a turn *does* carry the
-// marker: do not run it after the turn (that is the hazard [LANE-6.2] names).
+// the lane ([LANE-6.2]). The marker is a position key ([FL-3.8]): a
+// FiberContext captured inside a turn does not carry it out of the turn, and
+// one run inside a turn keeps it (a reentrant run() under it still throws).
 //
 // try_post() from inside this lane's own turn queues behind the current turn:
 // nothing waits for it, so nothing can deadlock ([LANE-7.7]).

@@ -417,6 +417,37 @@ TEST(FiberContextRun, InstallsTheSnapshotReplacingAndNotMergingThenRestores) {
   });
 }
 
+// spec: [FL-3.8] [FL-3.5]
+TEST(FiberContextRun, KeepsTheRunningFibersPositionNotTheSnapshots) {
+  // User bindings come from the snapshot; the lane marker (a position key)
+  // stays as the running fiber has it, in both directions.
+  ManualScheduler ms;
+  StateLane lane("position", ms);
+  static const FiberLocal<std::string> who("who");
+  std::optional<FiberContext> in_turn;
+  const FiberContext outside = who.where(std::string("outside"), [] { return FiberContext::capture(); });
+  std::string seen_inside, seen_after;
+  const StateLane* lane_inside = &lane;
+  const StateLane* lane_after = &lane;
+  ASSERT_TRUE(lane.try_post([&] {
+    who.where(std::string("turn"), [&] { in_turn = FiberContext::capture(); });
+    outside.run([&] {
+      seen_inside = who.get();
+      lane_inside = StateLane::current();
+    });
+  }));
+  ms.run_until_idle();
+  ASSERT_TRUE(in_turn.has_value());
+  in_turn->run([&] {
+    seen_after = who.get();
+    lane_after = StateLane::current();
+  });
+  EXPECT_EQ(seen_inside, "outside");  // [FL-3.5] the snapshot's binding
+  EXPECT_EQ(lane_inside, &lane);      // [FL-3.8] still in the turn
+  EXPECT_EQ(seen_after, "turn");
+  EXPECT_EQ(lane_after, nullptr);     // [FL-3.8] the turn did not travel
+}
+
 // spec: [FL-3.6] [FL-6.2]
 TEST(FiberContextRun, RestoresTheRunnerOnThrow) {
   const FiberContext ctx = number.where(1, [] { return FiberContext::capture(); });

@@ -391,11 +391,11 @@ TEST(LaneReentrancyKinds, Kind2DetachedWorkDoesNotInheritTheMarker) {
   EXPECT_EQ(retries, 1);
 }
 
-// spec: [LANE-6.2]
-TEST(LaneReentrancyKinds, Kind2HazardAContextCapturedInATurnCarriesTheMarker) {
-  // Why detach is the remedy: the turn's context does carry the marker. Work
-  // that takes it along (here: a FiberContext captured inside the turn and run
-  // after the turn has ended) is refused as reentrant although it is not.
+// spec: [LANE-6.2] [LANE-8.7] [FL-3.8]
+TEST(LaneReentrancyKinds, Kind2AContextCapturedInATurnDoesNotCarryTheMarker) {
+  // The marker is a position, not request state: a FiberContext captured
+  // inside the turn and run after the turn has ended is not on the lane, so
+  // entering the lane from it is not refused as reentrant.
   ManualScheduler ms;
   StateLane lane("hazard", ms);
   std::optional<FiberContext> captured;
@@ -403,10 +403,36 @@ TEST(LaneReentrancyKinds, Kind2HazardAContextCapturedInATurnCarriesTheMarker) {
   ms.run_until_idle();
   ASSERT_TRUE(captured.has_value());
   EXPECT_EQ(StateLane::current(), nullptr);
+  bool ran = false;
   captured->run([&] {
-    EXPECT_EQ(StateLane::current(), &lane);
-    EXPECT_THROW((void)lane.run([] {}), LaneReentrancyError);
+    EXPECT_EQ(StateLane::current(), nullptr);
+    EXPECT_TRUE(lane.try_post([&] { ran = true; }));
   });
+  ms.run_until_idle();
+  EXPECT_TRUE(ran);
+}
+
+// spec: [LANE-5.3] [FL-3.8]
+TEST(LaneReentrancyKinds, AContextRunInsideATurnKeepsTheMarker) {
+  // A snapshot taken outside any lane and run inside a turn does not take the
+  // turn away: a reentrant run() under it is still refused at the call.
+  ManualScheduler ms;
+  StateLane lane("kept", ms);
+  const FiberContext outside = FiberContext::capture();
+  bool refused = false;
+  ASSERT_TRUE(lane.try_post([&] {
+    outside.run([&] {
+      EXPECT_EQ(StateLane::current(), &lane);
+      try {
+        (void)lane.run([] {});
+      } catch (const LaneReentrancyError&) {
+        refused = true;
+      }
+    });
+    EXPECT_EQ(StateLane::current(), &lane);
+  }));
+  ms.run_until_idle();
+  EXPECT_TRUE(refused);
 }
 
 // ----------------------------------------------------------------- [LANE-6.3]

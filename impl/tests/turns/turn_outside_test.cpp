@@ -296,6 +296,31 @@ TEST(TurnSelfCall, DirectSerialSelfCallThrowsAtOnce) {
   EXPECT_EQ(a.queued(), 0u);
 }
 
+// spec: [TURN-7.1] [FL-3.8]
+TEST(TurnSelfCall, AContextRunInsideTheTurnKeepsTheTurnMarker) {
+  // A snapshot taken outside any turn and run inside a serial turn does not
+  // take the turn away: a self-call under it still throws instead of hanging.
+  ManualScheduler ms;
+  Activation<int> a("acc/2", 0, {}, ms);
+  const FiberContext outside = FiberContext::capture();
+  std::string error;
+  Outcome<void> outer;
+  collect(ms, a.call("deposit", [&](TurnContext<int>& ctx) -> Task<> {
+    outside.run([&] {
+      try {
+        (void)ctx.activation().call("audit", [](TurnContext<int>&) -> Task<> { co_return; });
+      } catch (const TurnReentrancyError& e) {
+        error = e.what();
+      }
+    });
+    co_return;
+  }), outer);
+  ms.run_until_idle();
+  ASSERT_TRUE(outer.done);
+  EXPECT_NE(error.find("'audit'"), std::string::npos) << error;
+  EXPECT_EQ(a.queued(), 0u);
+}
+
 // spec: [TURN-7.1]
 TEST(TurnSelfCall, ACycleThroughAnotherActivationThrows) {
   ManualScheduler ms;
