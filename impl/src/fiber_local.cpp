@@ -29,7 +29,7 @@ void throw_unbound(const std::string& name) {
 
 void TraceInstall::begin(const Frame* head) noexcept {
   try {
-    ctx_ = trace::ctx_id(head);
+    if (ctx_.empty()) ctx_ = trace::ctx_id(head);
     on_ = true;
     trace::fl_ctx("fl.install", ctx_);
   } catch (...) {

@@ -107,7 +107,8 @@ struct FiberLocalAccess;
 // it before the ContextSwap, so it ends after the restore); sink off: one load.
 class TraceInstall {
  public:
-  explicit TraceInstall(const Frame* head) noexcept {
+  // `ctx`: the id taken when the run was requested (a Task body starts later).
+  explicit TraceInstall(const Frame* head, std::string ctx = {}) noexcept : ctx_(std::move(ctx)) {
     if (trace::on()) [[unlikely]] begin(head);
   }
   ~TraceInstall() {
@@ -201,7 +202,10 @@ class FiberLocal {
    private:
     const FiberLocal* key_ = nullptr;
   };
-  std::string_view trace_key() const noexcept { return name_.empty() ? "<unnamed>" : name_; }
+  std::string_view trace_key() const noexcept {
+    if (name_.empty()) return "<unnamed>";
+    return name_;
+  }
   void trace_read(const T* v) const noexcept {
     if (v == nullptr) return trace::fl_read(trace_key(), nullptr);
     const TraceValue tv = trace::value_of(*v);
@@ -252,7 +256,9 @@ class FiberContext {
   auto run(F body) const {
     using R = detail::body_result_t<F>;
     if constexpr (is_task_v<R>) {
-      return run_task<typename R::value_type>(head_, std::move(body));
+      std::string traced;  // [TRACE-4.3] the ctx id (label) is taken now, not at the start
+      if (trace::on()) [[unlikely]] traced = trace::ctx_id(head_.get());
+      return run_task<typename R::value_type>(head_, std::move(body), std::move(traced));
     } else {
       detail::TraceInstall traced(head_.get());  // [TRACE-4.3] install/uninstall events
       detail::ContextSwap installed(head_);
@@ -272,8 +278,8 @@ class FiberContext {
   // Static, taking the head by value: the Task holds its own reference to the
   // snapshot and never reads this FiberContext object ([FL-3.5], [FL-5.6]).
   template <class R, class F>
-  static Task<R> run_task(detail::FrameRef head, F body) {
-    detail::TraceInstall traced(head.get());  // [TRACE-4.3]
+  static Task<R> run_task(detail::FrameRef head, F body, std::string ctx) {
+    detail::TraceInstall traced(head.get(), std::move(ctx));  // [TRACE-4.3]
     detail::ContextSwap installed(std::move(head));
     co_return co_await body();
   }
