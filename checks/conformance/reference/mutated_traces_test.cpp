@@ -45,16 +45,21 @@ bool drop_turn_end(Lines& l) {
   return false;
 }
 
-// Two turns of one lane, each a bare start/end pair: the later one moves first.
+// Two turns of one lane, each a bare start/end pair, both accepted before the
+// first starts: the later one moves first.
 bool swap_turn_starts(Lines& l) {
   std::vector<std::size_t> bare;  // index of a turn_start directly followed by its turn_end
-  for (std::size_t i = 0; i + 1 < l.size(); ++i)
+  std::map<std::string, std::size_t> accepted;
+  for (std::size_t i = 0; i + 1 < l.size(); ++i) {
+    if (l[i]["ev"] == "lane.accepted") accepted[key(l[i], "lane", "item")] = i;
     if (l[i]["ev"] == "lane.turn_start" && l[i + 1]["ev"] == "lane.turn_end" &&
         key(l[i], "lane", "item") == key(l[i + 1], "lane", "item"))
       bare.push_back(i);
+  }
   for (std::size_t a = 0; a < bare.size(); ++a)
     for (std::size_t b = a + 1; b < bare.size(); ++b)
-      if (l[bare[a]]["lane"] == l[bare[b]]["lane"]) {
+      if (l[bare[a]]["lane"] == l[bare[b]]["lane"] &&
+          accepted[key(l[bare[b]], "lane", "item")] < bare[a]) {
         for (std::size_t k = 0; k < 2; ++k) std::swap(l[bare[a] + k], l[bare[b] + k]);
         return true;
       }
@@ -115,12 +120,18 @@ bool drop_self_call_refusal(Lines& l) {
   return false;
 }
 
-// A restore dropped where a later read of that key on that fiber would see it.
+// A restore (outside any install) dropped where a later read of that key on
+// that fiber would see it.
 bool drop_restore(Lines& l) {
+  std::map<std::string, int> installs;  // open installs per fiber
   for (std::size_t i = 0; i < l.size(); ++i) {
-    if (l[i]["ev"] != "fl.restore") continue;
+    const std::string fiber = l[i].value("fiber", "");
+    if (l[i]["ev"] == "fl.install") ++installs[fiber];
+    if (l[i]["ev"] == "fl.uninstall") --installs[fiber];
+    if (l[i]["ev"] != "fl.restore" || installs[fiber] != 0) continue;
     for (std::size_t j = i + 1; j < l.size(); ++j) {
-      if (l[j].value("fiber", "") != l[i]["fiber"]) continue;
+      if (l[j].value("fiber", "") != fiber) continue;
+      if (l[j]["ev"] == "fl.install" || l[j]["ev"] == "fl.uninstall") break;
       if (l[j]["ev"] == "fl.bind" && l[j]["key"] == l[i]["key"]) break;
       if (l[j]["ev"] == "fl.read" && l[j]["key"] == l[i]["key"]) {
         l.erase(l.begin() + static_cast<long>(i));
@@ -131,10 +142,19 @@ bool drop_restore(Lines& l) {
   return false;
 }
 
-// A read's value changed to one no bind ever made.
+// A read that sees its own fiber's open bind (no install above it) changed to
+// a value no bind ever made.
 bool corrupt_read(Lines& l) {
-  for (auto& e : l)
-    if (e["ev"] == "fl.read" && e.contains("value")) return e["value"] = "never-bound", true;
+  std::map<std::string, std::vector<std::string>> open;  // per fiber: keys bound, "" = install
+  for (auto& e : l) {
+    auto& stack = open[e.value("fiber", "")];
+    if (e["ev"] == "fl.bind") stack.push_back(e["key"]);
+    if (e["ev"] == "fl.install") stack.push_back("");
+    if ((e["ev"] == "fl.restore" || e["ev"] == "fl.uninstall") && !stack.empty()) stack.pop_back();
+    if (e["ev"] != "fl.read" || !e.contains("value")) continue;
+    for (auto it = stack.rbegin(); it != stack.rend() && !it->empty(); ++it)
+      if (*it == e["key"]) return e["value"] = "never-bound", true;
+  }
   return false;
 }
 
