@@ -2,6 +2,7 @@
 // ([TRACE-4.3], spec/trace-format.md).
 #include "turnstile/trace.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <ostream>
@@ -58,9 +59,9 @@ void write_json_string(std::ostream& out, std::string_view s) {
       case '\t': out << "\\t"; break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out << buf;
+          std::array<char, 8> buf{};
+          std::snprintf(buf.data(), buf.size(), "\\u%04x", static_cast<unsigned>(c));
+          out << buf.data();
         } else {
           out << c;
         }
@@ -75,9 +76,9 @@ void write_value(std::ostream& out, const TraceValue& v) {
     case TraceValue::Kind::integer: out << v.integer; break;
     case TraceValue::Kind::real:
       if (std::isfinite(v.real)) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.17g", v.real);
-        out << buf;
+        std::array<char, 32> buf{};
+        std::snprintf(buf.data(), buf.size(), "%.17g", v.real);
+        out << buf.data();
       } else {
         out << "null";
       }
@@ -138,7 +139,7 @@ std::string current_fiber_name() { return std::string(fiber_name()); }
 
 std::unique_lock<std::mutex> order_lock() { return std::unique_lock<std::mutex>(order_mu); }
 
-void fl_bind(std::string_view key, TraceValue value) noexcept {
+void fl_bind(std::string_view key, const TraceValue& value) noexcept {
   TraceEvent e("fl.bind");
   e.str("key", key).value("value", value);
   emit(e);
@@ -165,9 +166,9 @@ void fl_read(std::string_view key, const TraceValue* value) noexcept {
 
 std::string ctx_id(const void* head) {
   if (!tls_label.empty()) return take_label_or_id();
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "ctx@%p", head);
-  return buf;
+  std::array<char, 40> buf{};
+  std::snprintf(buf.data(), buf.size(), "ctx@%p", head);
+  return buf.data();
 }
 
 void fl_ctx(const char* ev, std::string_view ctx) noexcept {
@@ -178,12 +179,12 @@ void fl_ctx(const char* ev, std::string_view ctx) noexcept {
 
 }  // namespace trace
 
-JsonLinesTraceSink::JsonLinesTraceSink(std::ostream& out, std::string impl,
+JsonLinesTraceSink::JsonLinesTraceSink(std::ostream& out, std::string_view impl,
                                        std::optional<std::string> scenario,
                                        std::optional<std::uint64_t> schedule_seed)
     : out_(out) {
   std::lock_guard lock(mu_);
-  out_ << "{\"seq\":" << ++seq_ << ",\"ev\":\"trace\",\"format\":1,\"impl\":";
+  out_ << R"({"seq":)" << ++seq_ << R"(,"ev":"trace","format":1,"impl":)";
   write_json_string(out_, impl);
   if (scenario) {
     out_ << ",\"scenario\":";
@@ -214,7 +215,7 @@ void JsonLinesTraceSink::finish(std::string_view status) {
   std::lock_guard lock(mu_);
   if (finished_) return;
   finished_ = true;
-  out_ << "{\"seq\":" << ++seq_ << ",\"ev\":\"end\",\"status\":";
+  out_ << R"({"seq":)" << ++seq_ << R"(,"ev":"end","status":)";
   write_json_string(out_, status);
   out_ << "}\n";
   out_.flush();

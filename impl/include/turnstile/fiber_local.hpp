@@ -108,6 +108,7 @@ struct FiberLocalAccess;
 class TraceInstall {
  public:
   // `ctx`: the id taken when the run was requested (a Task body starts later).
+  // cppcheck-suppress passedByValue ; a sink parameter, moved into ctx_
   explicit TraceInstall(const Frame* head, std::string ctx = {}) noexcept : ctx_(std::move(ctx)) {
     if (trace::on()) [[unlikely]] begin(head);
   }

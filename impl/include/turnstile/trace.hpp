@@ -130,7 +130,7 @@ TraceSink* set_trace_sink(TraceSink* sink) noexcept;
 // `end` line at finish() (after which events are dropped).
 class JsonLinesTraceSink final : public TraceSink {
  public:
-  explicit JsonLinesTraceSink(std::ostream& out, std::string impl = "turnstile-cpp 0.1",
+  explicit JsonLinesTraceSink(std::ostream& out, std::string_view impl = "turnstile-cpp 0.1",
                               std::optional<std::string> scenario = std::nullopt,
                               std::optional<std::uint64_t> schedule_seed = std::nullopt);
   void emit(const TraceEvent& event) noexcept override;
@@ -223,7 +223,7 @@ TraceValue value_of(const T& v) noexcept {
 }
 
 // Out-of-line emitters for FiberLocal and FiberContext (header templates).
-void fl_bind(std::string_view key, TraceValue value) noexcept;
+void fl_bind(std::string_view key, const TraceValue& value) noexcept;
 void fl_restore(std::string_view key) noexcept;
 void fl_read(std::string_view key, const TraceValue* value) noexcept;  // null: unbound
 std::string ctx_id(const void* head);  // label, or "ctx@<address>"

@@ -123,14 +123,12 @@ void TurnContext<State>::task(F body) const {
   // [TURN-5.1] detach: posted start, no bindings, so no turn marker.
   this->activation_->tasks_.fetch_add(1, std::memory_order_relaxed);
   std::string task_id;  // [TRACE-4.3] the task's id and fiber name while traced
+  if (trace::on()) [[unlikely]] task_id = trace::take_label_or_id();
+  const std::string fiber = task_id.empty() ? std::string() : this->activation_->id() + ":" + task_id;
   std::optional<trace::ScopedLabel> fiber_name;
-  std::string fiber;
-  if (trace::on()) [[unlikely]] {
-    task_id = trace::take_label_or_id();
-    fiber = this->activation_->id() + ":" + task_id;
-    fiber_name.emplace(fiber);
-  }
+  if (!fiber.empty()) fiber_name.emplace(fiber);  // names the detached task fiber
   detach(*this->activation_->strand_,
+         // cppcheck-suppress passedByValue ; a coroutine's parameters are copied into its frame
          [](Activation<State>* a, F b, std::string task, std::string call) -> Task<> {
            struct Finished {  // counted until the task ends, however it ends
              ActivationBase* a;
