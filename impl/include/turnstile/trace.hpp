@@ -36,8 +36,8 @@
 //
 // Labels (for a driver, e.g. turnstile-oracle run): trace::ScopedLabel names
 // the object created by the next emission on this thread within its lifetime:
-// the `item` of a lane submission, the `call` (and `op`) of an activation call
-// or `turn` re-entry, the `op` of a FiberLocal read, the `ctx` of a capture or
+// the `item` of a lane submission, the `call` (and `op`) of an activation
+// call(), the `call` of a `turn` re-entry, the `op` of a FiberLocal read, the `ctx` of a capture or
 // install, the `child` of a spawn/detach (which also becomes that fiber's trace
 // name), the `task` of ctx.task(). Unlabelled objects get ids from a global
 // counter ("#N"; a FiberContext: its snapshot's address, "ctx@...").
