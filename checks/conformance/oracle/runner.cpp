@@ -182,7 +182,7 @@ class Runner {
       }
     } else if (what == "spawn") {
       Task<> t = child_body(body, c);
-      trace::ScopedLabel label(op["fiber"].get<std::string>());
+      trace::ScopedLabel label(op["fiber"].get_ref<const std::string&>());
       scope.spawn(std::move(t));
     } else if (what == "install") {
       FiberContext snapshot = ctx(op["ctx"].get<std::string>());
@@ -190,7 +190,7 @@ class Runner {
       try {
         Task<> t;
         {
-          trace::ScopedLabel label(op["ctx"].get<std::string>());
+          trace::ScopedLabel label(op["ctx"].get_ref<const std::string&>());
           t = snapshot.run(fn);
         }
         co_await std::move(t);
@@ -274,7 +274,7 @@ class Runner {
     } else if (what == "detach") {
       started();
       Task<> t = fiber_body(body, Ctx{});
-      trace::ScopedLabel label(op["fiber"].get<std::string>());
+      trace::ScopedLabel label(op["fiber"].get_ref<const std::string&>());
       detach(sched_, std::move(t));
     } else {
       throw std::logic_error("op '" + id + "': '" + what + "' cannot run here");
@@ -303,7 +303,7 @@ class Runner {
       } else if (what == "install") {
         FiberContext snapshot = ctx(op["ctx"].get<std::string>());
         try {
-          trace::ScopedLabel label(op["ctx"].get<std::string>());
+          trace::ScopedLabel label(op["ctx"].get_ref<const std::string&>());
           snapshot.run([&] { exec_sync(body); });
         } catch (const ScenarioThrow&) {
         }

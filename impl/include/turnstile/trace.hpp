@@ -162,9 +162,12 @@ inline bool on() noexcept {
 void emit(TraceEvent& event) noexcept;
 
 // Names the object created by the next emission on this thread (see above).
+// The label's characters must outlive the ScopedLabel (it keeps a view).
 class ScopedLabel {
  public:
   explicit ScopedLabel(std::string_view label) noexcept;
+  explicit ScopedLabel(const char* label) noexcept : ScopedLabel(std::string_view(label)) {}
+  explicit ScopedLabel(std::string&&) = delete;  // a temporary would dangle
   ~ScopedLabel();
   ScopedLabel(const ScopedLabel&) = delete;
   ScopedLabel& operator=(const ScopedLabel&) = delete;
@@ -184,7 +187,8 @@ std::string next_id();
 // fiber `name` (a lane turn runs on the drain's carrier, as its own fiber).
 class ScopedFiber {
  public:
-  explicit ScopedFiber(std::string_view name) noexcept;
+  explicit ScopedFiber(std::string_view name) noexcept;  // `name` outlives this object
+  explicit ScopedFiber(std::string&&) = delete;
   ~ScopedFiber();
   ScopedFiber(const ScopedFiber&) = delete;
   ScopedFiber& operator=(const ScopedFiber&) = delete;
