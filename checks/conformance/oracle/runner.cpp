@@ -14,6 +14,7 @@
 //
 // Limitation: keys are FiberLocal<std::string>; a non-string `value` is bound
 // as its JSON text (generated scenarios bind strings only).
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -22,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <turnstile/turnstile.hpp>
 #include <turnstile/trace.hpp>
@@ -79,9 +81,10 @@ class Runner {
     }
   }
 
-  void wait_all() {
+  // False when the fibers did not all finish within `limit` (a hang).
+  bool wait_all(std::chrono::seconds limit) {
     std::unique_lock lock(mu_);
-    cv_.wait(lock, [this] { return live_ == 0; });
+    return cv_.wait_for(lock, limit, [this] { return live_ == 0; });
   }
   bool all_done() {
     std::lock_guard lock(mu_);
@@ -324,11 +327,25 @@ class Runner {
   std::map<std::string, FiberContext> ctxs_;   // guarded by mu_
 };
 
+// The objects of a run that never finished (a hang): suspended fibers and busy
+// carriers still refer to them, so they are never destroyed; kept reachable.
+template <class T>
+void park(std::unique_ptr<T> p) {
+  static std::mutex mu;
+  static auto* parked = new std::vector<std::unique_ptr<T>>();
+  std::lock_guard lock(mu);
+  parked->push_back(std::move(p));
+}
+
 }  // namespace
 
 std::string run_scenario(const Scenario& scenario, const RunOptions& options) {
   std::ostringstream out;
-  JsonLinesTraceSink sink(out, "turnstile-cpp 0.1", scenario.id, options.schedule_seed);
+  // On the heap: after a hang on real carriers it is leaked with the objects
+  // still in use (finish() makes it drop whatever those threads emit later).
+  auto sink_owner = std::make_unique<JsonLinesTraceSink>(out, "turnstile-cpp 0.1", scenario.id,
+                                                         options.schedule_seed);
+  JsonLinesTraceSink& sink = *sink_owner;
   bool quiescent = true;
   if (options.threads == 0) {
     ManualScheduler sched;
@@ -346,15 +363,25 @@ std::string run_scenario(const Scenario& scenario, const RunOptions& options) {
     }
     set_trace_sink(previous);
     quiescent = runner->all_done();
-    if (!quiescent) (void)runner.release();  // a fiber never finished: its objects stay alive
+    if (!quiescent) park(std::move(runner));  // a fiber never finished: its objects stay alive
   } else {
     auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(options.threads));
     auto runner = std::make_unique<Runner>(scenario.doc, *pool);
     TraceSink* previous = set_trace_sink(&sink);
     runner->start_roots();
-    runner->wait_all();
-    pool.reset();  // runs whatever is still queued (posted turns), then joins
-    set_trace_sink(previous);
+    quiescent = runner->wait_all(std::chrono::seconds(30));
+    if (quiescent) {
+      pool.reset();  // runs whatever is still queued (posted turns), then joins
+      set_trace_sink(previous);
+    } else {  // a hang: the carriers still use these objects; leave them alive
+      set_trace_sink(previous);
+      sink.finish("timeout");
+      std::string text = out.str();
+      park(std::move(runner));
+      park(std::move(pool));
+      park(std::move(sink_owner));
+      return text;
+    }
   }
   sink.finish(quiescent ? "quiescent" : "timeout");
   return out.str();

@@ -13,6 +13,10 @@
 
 #include "reference_support.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
+
 namespace {
 
 using namespace turnstile::oracle;
@@ -187,6 +191,39 @@ TEST(ParseScenario, RejectsBadScenariosNamingTheField) {
     EXPECT_EQ(std::get<InputError>(parsed).field, c.field) << std::get<InputError>(parsed).message;
     EXPECT_EQ(std::get<InputError>(parsed).source, "bad.json");
   }
+}
+
+}  // namespace
+
+namespace {
+
+// Two activations calling each other from serial turns on two fibers: a real
+// deadlock of the scenario (not a self-call). The run does not hang: it ends
+// with status "timeout" for the schedules that deadlock, and every schedule
+// gives a framed trace.
+// spec: [TRACE-2.2]
+TEST(RunTimeout, DeadlockedScenarioEndsWithTimeout) {
+  const json doc = json::parse(R"({"scenario": "deadlock", "format": 1, "contract": "turns",
+    "lanes": [], "keys": [], "activations": [{"act": "A0"}, {"act": "A1"}],
+    "fibers": [
+      {"fiber": "f0", "ops": [{"id": "o1", "do": "call", "act": "A0", "method": "m", "body": [
+        {"id": "o2", "do": "yield"},
+        {"id": "o3", "do": "call", "act": "A1", "method": "m", "body": []}]}]},
+      {"fiber": "f1", "ops": [{"id": "o4", "do": "call", "act": "A1", "method": "m", "body": [
+        {"id": "o5", "do": "yield"},
+        {"id": "o6", "do": "call", "act": "A0", "method": "m", "body": []}]}]}]})");
+  const Scenario s = reference::as_scenario(doc);
+  std::size_t timeouts = 0;
+  for (std::uint64_t seed = 0; seed < 8; ++seed) {
+#if defined(__SANITIZE_ADDRESS__)
+    __lsan::ScopedDisabler kept;  // a deadlocked run's fibers are kept alive on purpose
+#endif
+    std::string why;
+    auto t = reference::local_parse(run_scenario(s, RunOptions{seed, 0}), why);
+    ASSERT_TRUE(t.has_value()) << why;
+    timeouts += t->end_status == "timeout";
+  }
+  EXPECT_GT(timeouts, 0u);
 }
 
 }  // namespace
