@@ -11,7 +11,11 @@
 // Guarantees
 //   - Off by default. While no sink is installed, every emission point costs one
 //     relaxed atomic load and a branch, and allocates nothing; the behaviour of
-//     every primitive is the same with a sink on or off ([TRACE-4.3]).
+//     every primitive is the same with a sink on or off ([TRACE-4.3]). The later
+//     events of an operation (a lane item's turn and resumption, a call's turn)
+//     follow the decision taken at its first event: a null test of the item's
+//     trace record (a pointer or an empty string kept in the item or call).
+//     Measured: checks/conformance/reference/trace_cost_bench.cpp.
 //   - Events are emitted where spec/trace-format.md section 1 says (StateLane,
 //     FiberLocal, FiberContext, Scope::spawn, detach, Activation). Which fiber
 //     emitted an event is filled in by trace::emit: a fiber's trace name, the
