@@ -71,6 +71,32 @@ void ActivationBase::check_self_call(const std::string& method) const {
   }
 }
 
+std::string ActivationBase::trace_call(const std::string& method, bool serial,
+                                       std::string_view task) const {
+  std::string call = trace::take_label();
+  const bool labelled = !call.empty();
+  if (!labelled) call = trace::next_id();
+  TraceEvent e(task.empty() ? "turn.call" : "turn.reentry");
+  e.str("act", id_).str("call", call);
+  if (task.empty()) {
+    e.str("method", method).str("mode", serial ? "serial" : "interleaved");
+    if (labelled) e.str("op", call);
+  } else {
+    e.str("task", task);
+  }
+  trace::emit(e);
+  return call;
+}
+
+void ActivationBase::trace_turn(const char* ev, std::string_view call, const char* field,
+                                std::string_view value) const noexcept {
+  TraceEvent e(ev);
+  e.str("act", id_);
+  if (!call.empty()) e.str("call", call);
+  if (field != nullptr) e.str(field, value);
+  trace::emit(e);
+}
+
 ActivationOptions::Clock::time_point ActivationBase::now() const {
   return options_.clock ? options_.clock() : ActivationOptions::Clock::now();
 }

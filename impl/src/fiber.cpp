@@ -6,6 +6,7 @@
 #include <typeinfo>
 
 #include "turnstile/errors.hpp"
+#include "turnstile/trace.hpp"
 
 namespace turnstile {
 namespace detail {
@@ -66,14 +67,24 @@ void FiberResume::arm(std::coroutine_handle<> h) {
   handle_ = h;
 }
 
-void start_fiber(Scheduler& s, Task<> task, FrameRef ctx, FiberDone on_done) {
+void start_fiber(Scheduler& s, Task<> task, FrameRef ctx, FiberDone on_done,
+                 std::string trace_name) {
   FiberRoot root = run_fiber(std::move(task), std::move(on_done));
   auto& p = root.handle.promise();
   p.state.scheduler = &s;
   p.state.home = &s;
   s.fiber_started();
   p.state.context = std::move(ctx);
+  p.state.trace_name = std::move(trace_name);
   s.post(p);  // [RT-3.3] the start is posted, never run inline
+}
+
+std::string trace_spawn(bool structured) {
+  std::string child = trace::take_label_or_id();
+  TraceEvent e("fiber.spawn");
+  e.str("child", child).flag("structured", structured);
+  trace::emit(e);
+  return child;
 }
 
 void report_unhandled(const std::exception_ptr& error, const char* where) noexcept {
@@ -107,9 +118,11 @@ void detach(Scheduler& s, Task<> task) {
 #else
   detail::FrameRef start;  // [RT-3.4] [FL-3.4] an empty context: detach carries no bindings
 #endif
+  std::string name;
+  if (trace::on()) [[unlikely]] name = detail::trace_spawn(false);  // [TRACE-4.3] a handoff
   detail::start_fiber(s, std::move(task), std::move(start), [](const std::exception_ptr& e) {
     if (e) detail::report_unhandled(e, "a detached fiber");  // [RT-3.5]
-  });
+  }, std::move(name));
 }
 
 UnhandledExceptionHandler set_unhandled_exception_handler(UnhandledExceptionHandler h) {

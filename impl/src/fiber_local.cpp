@@ -57,4 +57,24 @@ void throw_unbound(const std::string& name) {
       "run() [FL-4.2]");
 }
 
+void TraceInstall::begin(const Frame* head) noexcept {
+  try {
+    if (ctx_.empty()) ctx_ = trace::ctx_id(head);
+    on_ = true;
+    trace::fl_ctx("fl.install", ctx_);
+  } catch (...) {
+  }
+}
+
+void TraceInstall::end() noexcept { trace::fl_ctx("fl.uninstall", ctx_); }
+
 }  // namespace turnstile::detail
+
+namespace turnstile {
+void FiberContext::trace_capture() const noexcept {
+  try {
+    trace::fl_ctx("fl.capture", trace::ctx_id(head_.get()));
+  } catch (...) {
+  }
+}
+}  // namespace turnstile

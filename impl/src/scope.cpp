@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "turnstile/errors.hpp"
+#include "turnstile/trace.hpp"
 
 namespace turnstile {
 
@@ -26,15 +27,19 @@ void Scope::spawn(Task<> task) {
     throw FrameworkContextError("Scope::spawn called on a plain thread (no fiber) [RT-5.1]");
   pending_.fetch_add(1, std::memory_order_relaxed);  // ordered before the post that starts it
   live_.fetch_add(1, std::memory_order_relaxed);
+  std::string name;
+  if (trace::on()) [[unlikely]] name = detail::trace_spawn(true);  // [TRACE-4.3] structured
   // [RT-5.2] the child inherits the parent's context head as it stands now.
 #if defined(TURNSTILE_MUTANT_FL_SPAWN_NO_INHERIT)
   // mutant: [FL-3.2] the child starts with an empty context, as a detached
   // fiber would: it sees none of the parent's bindings
   detail::start_fiber(*parent->scheduler, std::move(task), detail::FrameRef{},
-                      [this](const std::exception_ptr& e) noexcept { child_done(e); });
+                      [this](const std::exception_ptr& e) noexcept { child_done(e); },
+                      std::move(name));
 #else
   detail::start_fiber(*parent->scheduler, std::move(task), parent->context,
-                      [this](const std::exception_ptr& e) noexcept { child_done(e); });
+                      [this](const std::exception_ptr& e) noexcept { child_done(e); },
+                      std::move(name));
 #endif
 }
 

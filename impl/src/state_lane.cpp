@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <optional>
 
+#include "turnstile/trace.hpp"
+
 namespace turnstile {
 
 namespace detail {
@@ -44,14 +46,42 @@ class TurnMarker {
   void enter(LaneCore::Item* item) {
     auto* queued = static_cast<LaneItem*>(item);
     swap_.emplace(FiberLocalAccess::bind(lane_marker(), lane_, std::move(queued->context)));
+    if (queued->trace) [[unlikely]] {  // [TRACE-4.3] the turn runs as its own fiber
+      traced_ = queued->trace.get();
+      fiber_.emplace(traced_->fiber);
+      auto order = trace::order_lock();  // after the submitter's lane.accepted
+      trace_lane_event("lane.turn_start", *traced_, nullptr);
+    }
   }
-  void exit() noexcept { swap_.reset(); }
+  void exit() noexcept {
+    swap_.reset();
+    if (traced_ != nullptr) [[unlikely]] {  // [TRACE-4.3] after the marker is released
+      trace_lane_event("lane.turn_end", *traced_, traced_->failed ? "error" : "ok");
+      fiber_.reset();
+      traced_ = nullptr;
+    }
+  }
 
  private:
   const StateLane* lane_;
   std::optional<ContextSwap> swap_;
+  LaneTrace* traced_ = nullptr;
+  std::optional<trace::ScopedFiber> fiber_;
 };
+
+void trace_lane(const char* ev, std::string_view lane) noexcept {
+  TraceEvent e(ev);
+  e.str("lane", lane);
+  trace::emit(e);
+}
 }  // namespace
+
+void trace_lane_event(const char* ev, const LaneTrace& t, const char* outcome) noexcept {
+  TraceEvent e(ev);
+  e.str("lane", t.lane).str("item", t.item);
+  if (outcome != nullptr) e.str("outcome", outcome);
+  trace::emit(e);
+}
 }  // namespace detail
 
 StateLane::StateLane(std::string name, Scheduler& scheduler)
@@ -95,7 +125,20 @@ bool StateLane::submit(detail::LaneItem& item) {
   }
 #endif
   item.context = detail::current_context();  // the turn sees the submitter's bindings
-  switch (core_.submit(&item)) {
+  std::unique_lock<std::mutex> order;  // [TRACE-4.3] the answer is ordered with the queue
+  if (item.trace) [[unlikely]] order = trace::order_lock();
+  const auto result = core_.submit(&item);
+  if (item.trace) [[unlikely]] {
+    if (result == detail::LaneCore::Submit::refused_closed) {
+      trace_refused(*item.trace, "closed");
+    } else {
+      detail::trace_lane_event("lane.accepted", *item.trace, nullptr);
+      TraceEvent e("fiber.spawn");  // the turn sees the submitter's bindings
+      e.str("child", item.trace->fiber).flag("structured", true);
+      trace::emit(e);
+    }
+  }
+  switch (result) {
     case detail::LaneCore::Submit::refused_closed:
       return false;
     case detail::LaneCore::Submit::accepted:
@@ -105,6 +148,23 @@ bool StateLane::submit(detail::LaneItem& item) {
       return true;
   }
   return true;
+}
+
+std::unique_ptr<detail::LaneTrace> StateLane::trace_submit(const char* op) {
+  auto t = std::make_unique<detail::LaneTrace>();
+  t->lane = name_;
+  t->item = trace::take_label_or_id();
+  t->fiber = name_ + ":" + t->item;
+  TraceEvent e("lane.submit");
+  e.str("lane", t->lane).str("item", t->item).str("op", op);
+  trace::emit(e);
+  return t;
+}
+
+void StateLane::trace_refused(const detail::LaneTrace& t, const char* reason) noexcept {
+  TraceEvent e("lane.refused");
+  e.str("lane", t.lane).str("item", t.item).str("reason", reason);
+  trace::emit(e);
 }
 
 void StateLane::start_drain() { scheduler_.post(drainer_); }  // never inline [RT-2.1]
@@ -118,19 +178,28 @@ void StateLane::Drainer::run() noexcept {
     case detail::LaneCore::Drain::idle:
       break;  // the lane may be destroyed from here on
     case detail::LaneCore::Drain::drained:
+      if (trace::on()) [[unlikely]] detail::trace_lane("lane.drained", lane_->name_);  // [TRACE-4.3]
       lane_->drained_.set();  // [LANE-7.6] the last accepted item has run
       break;
   }
 }
 
 Task<> StateLane::close() {
+  bool idle = false;
+  if (trace::on()) [[unlikely]] {  // [TRACE-4.3] ordered with the submissions it refuses
+    auto order = trace::order_lock();
+    detail::trace_lane("lane.close_requested", name_);
+    idle = core_.close();
+    if (idle) detail::trace_lane("lane.drained", name_);
+  } else {
+    idle = core_.close();
+  }
 #if defined(TURNSTILE_MUTANT_LANE_CLOSE_BEFORE_DRAIN)
   // mutant: [LANE-7.6] close() completes once it stops accepting, before the
   // items it had accepted have run
-  core_.close();
   drained_.set();
 #else
-  if (core_.close()) drained_.set();  // idle when closed: drained at once [LANE-I4]
+  if (idle) drained_.set();  // idle when closed: drained at once [LANE-I4]
 #endif
   return wait_drained(drained_);      // takes effect at the call; idempotent
 }

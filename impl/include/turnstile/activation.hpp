@@ -67,6 +67,7 @@
 #include "turnstile/fiber_local.hpp"
 #include "turnstile/strand.hpp"
 #include "turnstile/task.hpp"
+#include "turnstile/trace.hpp"
 
 namespace turnstile {
 
@@ -151,6 +152,11 @@ class ActivationBase {
   void check_self_call(const std::string& method) const;
   RunningTurn* turn_started(const std::string& method);
   void turn_settled(RunningTurn* t);
+  // [TRACE-4.3] turn events, called only while the sink is on. trace_call emits
+  // turn.call (turn.reentry when `task` is set) and returns the call id.
+  std::string trace_call(const std::string& method, bool serial, std::string_view task) const;
+  void trace_turn(const char* ev, std::string_view call, const char* field,
+                  std::string_view value) const noexcept;
 
   std::shared_ptr<Strand> strand_;  // shared with its running drain
   detail::TurnChain chain_;
@@ -183,7 +189,8 @@ class Activation;
 template <class State>
 class TaskContext {
  public:
-  explicit TaskContext(Activation<State>& a) noexcept : activation_(&a) {}
+  explicit TaskContext(Activation<State>& a, std::string_view trace_task = {}) noexcept
+      : activation_(&a), trace_task_(trace_task) {}
   // A full serial turn: `fn(TurnContext<State>&) -> Task<R>`, or a plain
   // `fn(State&) -> R`. Legal from a task. [TURN-5.2]
   template <class F>
@@ -194,14 +201,16 @@ class TaskContext {
 
  protected:
   Activation<State>* activation_;
+  std::string_view trace_task_;  // [TRACE-4.3] this task's id while traced
 };
 
 // Handed to a turn's body.
 template <class State>
 class TurnContext : public TaskContext<State> {
  public:
-  TurnContext(Activation<State>& a, const std::string& method) noexcept
-      : TaskContext<State>(a), method_(method) {}
+  TurnContext(Activation<State>& a, const std::string& method,
+              std::string_view trace_call = {}) noexcept
+      : TaskContext<State>(a), method_(method), trace_call_(trace_call) {}
   // The live state. Valid inside the turn only.
   State& state() const noexcept { return this->activation_->state_; }
   const std::string& method() const noexcept { return method_; }
@@ -212,6 +221,7 @@ class TurnContext : public TaskContext<State> {
 
  private:
   const std::string& method_;
+  std::string_view trace_call_;  // [TRACE-4.3] this turn's call id while traced
 };
 
 template <class State>
@@ -247,11 +257,12 @@ class Activation final : public ActivationBase {
     std::string method;
     F body;  // kept alive until the turn settles [TURN-2.2]
     Promise<R> result;
+    std::string trace_call;  // [TRACE-4.3] empty while the sink is off
   };
 
   // call() on the lane `serial` names (TaskContext::turn forces the serial lane).
   template <class F>
-  auto start_call(std::string method, F body, bool serial)
+  auto start_call(std::string method, F body, bool serial, std::string_view trace_task = {})
       -> std::invoke_result_t<F&, TurnContext<State>&>;
   template <class R, class F>
   static Task<> run_turn(Activation* self, std::shared_ptr<Call<R, F>> call, bool serial,

@@ -28,6 +28,7 @@
 #include <coroutine>
 #include <exception>
 #include <functional>
+#include <string>
 #include <utility>
 
 #include "turnstile/detail/frame.hpp"
@@ -47,6 +48,7 @@ struct FiberState {
   Scheduler* scheduler = nullptr;  // where the fiber's next step is posted
   Scheduler* home = nullptr;       // where it started (told when it finishes)
   FrameRef context;  // head of the fiber's binding chain ([FL-5.1])
+  std::string trace_name;  // [TRACE-4.3] set only while a trace sink is on
 };
 
 // The fiber whose step runs on this thread, or null on a plain thread.
@@ -118,7 +120,12 @@ class FiberRoot {
 using FiberDone = std::function<void(std::exception_ptr)>;
 
 // Creates a fiber for `task` on `s` with context `ctx` and posts its start.
-void start_fiber(Scheduler& s, Task<> task, FrameRef ctx, FiberDone on_done);
+// `trace_name` names it in traces ([TRACE-4.3]; empty: named on first event).
+void start_fiber(Scheduler& s, Task<> task, FrameRef ctx, FiberDone on_done,
+                 std::string trace_name = {});
+// [TRACE-4.3] emits fiber.spawn for a new child and returns its trace name
+// (the pending trace label, or a fresh id). Call only while trace::on().
+std::string trace_spawn(bool structured);
 
 void report_unhandled(const std::exception_ptr& error, const char* where) noexcept;
 

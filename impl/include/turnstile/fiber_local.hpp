@@ -61,6 +61,7 @@
 #include "turnstile/detail/frame.hpp"
 #include "turnstile/fiber.hpp"
 #include "turnstile/task.hpp"
+#include "turnstile/trace.hpp"
 
 namespace turnstile {
 
@@ -104,6 +105,28 @@ using body_result_t = std::invoke_result_t<F&>;
 // Runtime access to a key's frame construction (used by StateLane's marker).
 struct FiberLocalAccess;
 
+// [TRACE-4.3] fl.install at construction, fl.uninstall at destruction (declare
+// it before the ContextSwap, so it ends after the restore); sink off: one load.
+class TraceInstall {
+ public:
+  // `ctx`: the id taken when the run was requested (a Task body starts later).
+  // cppcheck-suppress passedByValue ; a sink parameter, moved into ctx_
+  explicit TraceInstall(const Frame* head, std::string ctx = {}) noexcept : ctx_(std::move(ctx)) {
+    if (trace::on()) [[unlikely]] begin(head);
+  }
+  ~TraceInstall() {
+    if (on_) end();
+  }
+  TraceInstall(const TraceInstall&) = delete;
+  TraceInstall& operator=(const TraceInstall&) = delete;
+
+ private:
+  void begin(const Frame* head) noexcept;
+  void end() noexcept;
+  bool on_ = false;
+  std::string ctx_;
+};
+
 }  // namespace detail
 
 template <class T>
@@ -125,6 +148,7 @@ class FiberLocal {
     if constexpr (is_task_v<R>) {
       return where_task<typename R::value_type>(std::move(value), std::move(body));
     } else {
+      TraceBind traced(*this, value);                      // [TRACE-4.3] bind/restore events
       detail::ContextSwap bound(push(std::move(value)));  // [FL-3.1] restored on exit
       return body();
     }
@@ -138,7 +162,11 @@ class FiberLocal {
   // The innermost binding, or null when unbound: one walk [FL-4.5].
   const T* try_get() const noexcept {
     const detail::Frame* f = detail::find_binding(this);
-    return f ? &static_cast<const detail::TypedFrame<T>*>(f)->value() : nullptr;
+    const T* v = f ? &static_cast<const detail::TypedFrame<T>*>(f)->value() : nullptr;
+    if constexpr (trace::traceable_v<T>) {
+      if (trace::on()) [[unlikely]] trace_read(v);  // [TRACE-4.3] fl.read (every read path)
+    }
+    return v;
   }
   // The innermost binding, or `fallback` when unbound [FL-4.3].
   T or_else(T fallback) const {
@@ -157,10 +185,41 @@ class FiberLocal {
     return detail::FrameRef::adopt(f);
   }
 
+  // [TRACE-4.3] fl.bind when a where begins, fl.restore once it has restored.
+  class TraceBind {
+   public:
+    TraceBind(const FiberLocal& key, const T& value) noexcept {
+      if constexpr (trace::traceable_v<T>) {
+        if (trace::on()) [[unlikely]] {
+          key_ = &key;
+          trace::fl_bind(key.trace_key(), trace::value_of(value));
+        }
+      }
+    }
+    ~TraceBind() {
+      if (key_ != nullptr) trace::fl_restore(key_->trace_key());
+    }
+    TraceBind(const TraceBind&) = delete;
+    TraceBind& operator=(const TraceBind&) = delete;
+
+   private:
+    const FiberLocal* key_ = nullptr;
+  };
+  std::string_view trace_key() const noexcept {
+    if (name_.empty()) return "<unnamed>";
+    return name_;
+  }
+  void trace_read(const T* v) const noexcept {
+    if (v == nullptr) return trace::fl_read(trace_key(), nullptr);
+    const TraceValue tv = trace::value_of(*v);
+    trace::fl_read(trace_key(), &tv);
+  }
+
   template <class R, class F>
   Task<R> where_task(T value, F body) const {
     // Runs as part of the awaiting fiber: the push and the restore both act on
     // that fiber's slot, whichever carrier runs these steps ([FL-4.7]).
+    TraceBind traced(*this, value);  // [TRACE-4.3]
     detail::ContextSwap bound(push(std::move(value)));
     co_return co_await body();
   }
@@ -220,7 +279,11 @@ class FiberContext {
   FiberContext() = default;  // the empty context
 
   // One pointer copy plus a reference, whatever the number of bindings [FL-5.3].
-  static FiberContext capture() noexcept { return FiberContext(detail::current_context()); }
+  static FiberContext capture() noexcept {
+    FiberContext c(detail::current_context());
+    if (trace::on()) [[unlikely]] c.trace_capture();  // [TRACE-4.3] fl.capture
+    return c;
+  }
 
   // Installs this snapshot for body's extent (replacing, not merging, the
   // fiber's chain), then restores the fiber's prior chain ([FL-3.5], [FL-3.6]).
@@ -231,8 +294,11 @@ class FiberContext {
   auto run(F body) const {
     using R = detail::body_result_t<F>;
     if constexpr (is_task_v<R>) {
-      return run_task<typename R::value_type>(head_, std::move(body));
+      std::string traced;  // [TRACE-4.3] the ctx id (label) is taken now, not at the start
+      if (trace::on()) [[unlikely]] traced = trace::ctx_id(head_.get());
+      return run_task<typename R::value_type>(head_, std::move(body), std::move(traced));
     } else {
+      detail::TraceInstall traced(head_.get());  // [TRACE-4.3] install/uninstall events
       detail::ContextSwap installed(detail::keep_position(head_));  // [FL-3.8]
       return body();
     }
@@ -245,11 +311,13 @@ class FiberContext {
 
  private:
   explicit FiberContext(detail::FrameRef head) noexcept : head_(std::move(head)) {}
+  void trace_capture() const noexcept;
 
   // Static, taking the head by value: the Task holds its own reference to the
   // snapshot and never reads this FiberContext object ([FL-3.5], [FL-5.6]).
   template <class R, class F>
-  static Task<R> run_task(detail::FrameRef head, F body) {
+  static Task<R> run_task(detail::FrameRef head, F body, std::string ctx) {
+    detail::TraceInstall traced(head.get(), std::move(ctx));  // [TRACE-4.3]
     // Read when the task starts, on the awaiting fiber: its position then ([FL-3.8]).
     detail::ContextSwap installed(detail::keep_position(std::move(head)));
     co_return co_await body();

@@ -61,6 +61,7 @@
 #include "turnstile/scheduler.hpp"
 #include "turnstile/sync.hpp"
 #include "turnstile/task.hpp"
+#include "turnstile/trace.hpp"
 
 namespace turnstile {
 
@@ -81,10 +82,18 @@ class LaneClosedError : public std::runtime_error {
 namespace detail {
 using LaneCore = BasicLaneCore<StdSync>;
 
+// [TRACE-4.3] a traced item's ids: its lane, item and turn-fiber names.
+struct LaneTrace {
+  std::string lane, item, fiber;
+  bool failed = false;  // the turn threw
+};
+void trace_lane_event(const char* ev, const LaneTrace& t, const char* outcome) noexcept;
+
 // One queued turn: the submitter's context, installed for the turn.
 class LaneItem : public LaneCore::Item {
  public:
   FrameRef context;
+  std::unique_ptr<LaneTrace> trace;  // [TRACE-4.3] null while the sink is off
 };
 
 // The ambient marker key: which lane's turn runs in this context.
@@ -110,6 +119,7 @@ class LaneRun final : public LaneItem {
       }
     } catch (...) {
       result_.template emplace<2>(std::current_exception());  // [LANE-7.5] reaches the awaiter
+      if (trace) trace->failed = true;
     }
   }
   void complete() noexcept override {
@@ -162,9 +172,13 @@ class StateLane {
     static_assert(!is_task_v<R>,
                   "a turn runs one plain callable: read state and settle the decision; do long "
                   "waits outside the turn [LANE-3.2]");
+    std::unique_ptr<detail::LaneTrace> traced;
+    if (trace::on()) [[unlikely]] traced = trace_submit("run");  // [TRACE-4.3]
+    if (traced && is_on_lane()) trace_refused(*traced, "reentrant");
     throw_if_reentrant();  // [LANE-5.3] at the call site, before anything is queued
     auto item = std::make_shared<detail::LaneRun<R, F>>(std::move(work));
     item->self_ = item;
+    item->trace = std::move(traced);
     if (!submit(*item)) {
       item->self_.reset();
       throw closed_error();  // [LANE-7.4]
@@ -178,6 +192,7 @@ class StateLane {
   bool try_post(F work) {
     static_assert(!is_task_v<std::invoke_result_t<F&>>, "a turn runs one plain callable [LANE-3.2]");
     auto* item = new PostItem<F>(this, std::move(work));
+    if (trace::on()) [[unlikely]] item->trace = trace_submit("post");  // [TRACE-4.3]
     if (submit(*item)) return true;
     delete item;
     return false;  // [LANE-7.4]
@@ -201,6 +216,7 @@ class StateLane {
       try {
         work_();
       } catch (...) {
+        if (trace) trace->failed = true;
         lane_->report_error(std::current_exception());  // [LANE-7.5] the lane goes on
       }
     }
@@ -214,11 +230,15 @@ class StateLane {
   template <class R, class F>
   static Task<R> await_run(std::shared_ptr<detail::LaneRun<R, F>> item) {
     co_await detail::CompletionAwaiter(item->done_);
+    if (item->trace) [[unlikely]]  // [TRACE-4.3] on the awaiting fiber
+      detail::trace_lane_event("lane.resumed", *item->trace, item->trace->failed ? "error" : "ok");
     co_return item->take();
   }
 
   static Task<> wait_drained(Event& drained) { co_await drained.wait(); }
   bool submit(detail::LaneItem& item);
+  std::unique_ptr<detail::LaneTrace> trace_submit(const char* op);  // [TRACE-4.3]
+  void trace_refused(const detail::LaneTrace& t, const char* reason) noexcept;
   void start_drain();
   void report_error(const std::exception_ptr& e) noexcept;
   LaneClosedError closed_error() const;

@@ -18,3 +18,4 @@
 #include "turnstile/sync.hpp"
 #include "turnstile/sync_wait.hpp"
 #include "turnstile/task.hpp"
+#include "turnstile/trace.hpp"

@@ -6,14 +6,38 @@ namespace turnstile {
 
 template <class State>
 template <class F>
-auto Activation<State>::start_call(std::string method, F body, bool serial)
+auto Activation<State>::start_call(std::string method, F body, bool serial,
+                                   std::string_view trace_task)
     -> std::invoke_result_t<F&, TurnContext<State>&> {
   using TaskR = std::invoke_result_t<F&, TurnContext<State>&>;
   static_assert(is_task_v<TaskR>, "a turn body is (TurnContext<State>&) -> Task<R> [TURN-1.1]");
   using R = typename TaskR::value_type;
 
-  if (serial) check_self_call(method);  // [TURN-7.1] throw now, never wait for itself
+  std::unique_lock<std::mutex> order;  // [TRACE-4.3] turn.call ordered with the chain
+  std::string traced;
+  if (trace::on()) [[unlikely]] {
+    order = trace::order_lock();
+    traced = trace_call(method, serial, trace_task);
+  }
+  if (serial && !traced.empty()) [[unlikely]] {
+    try {
+      check_self_call(method);  // [TURN-7.1]
+    } catch (...) {
+      trace_turn("turn.refused", traced, "reason", "self-call");
+      throw;
+    }
+  } else if (serial) {
+    check_self_call(method);  // [TURN-7.1] throw now, never wait for itself
+  }
   auto pending = std::make_shared<Call<R, F>>(std::move(method), std::move(body));
+  std::string fiber;
+  if (!traced.empty()) [[unlikely]] {  // the turn is a fiber that sees the caller's bindings
+    fiber = id() + ":" + traced;
+    TraceEvent e("fiber.spawn");
+    e.str("child", fiber).flag("structured", true);
+    trace::emit(e);
+    pending->trace_call = std::move(traced);
+  }
 
   detail::TurnChain::Link* prev = nullptr;
   detail::TurnChain::Link* mine = nullptr;
@@ -25,7 +49,8 @@ auto Activation<State>::start_call(std::string method, F body, bool serial)
   // The turn runs as a fiber on the strand, with the caller's bindings (so a
   // marker of a turn that awaits this call travels with it) [TURN-7.1].
   detail::start_fiber(*strand_, run_turn<R, F>(this, pending, serial, prev, mine, outer ? *outer : nullptr),
-                      detail::current_context(), [](const std::exception_ptr&) noexcept {});
+                      detail::current_context(), [](const std::exception_ptr&) noexcept {},
+                      std::move(fiber));
   Promise<R>* result = &pending->result;
   return await_result<R>(std::move(pending), result);
 }
@@ -45,8 +70,9 @@ Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>>
   if (serial) self->queued_.fetch_sub(1, std::memory_order_relaxed);  // [TURN-2.3]
 #endif
   auto* running = self->turn_started(call->method);
+  if (!call->trace_call.empty()) [[unlikely]] self->trace_turn("turn.start", call->trace_call, nullptr, {});
   auto marker = std::make_shared<detail::TurnMarker>(self, call->method, serial, std::move(outer));
-  TurnContext<State> ctx(*self, call->method);
+  TurnContext<State> ctx(*self, call->method, call->trace_call);
   std::exception_ptr error;
   std::optional<std::conditional_t<std::is_void_v<R>, char, R>> value;
 #if defined(TURNSTILE_MUTANT_TURN_ENDS_AT_FIRST_SUSPENSION)
@@ -73,6 +99,8 @@ Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>>
     }
   }
   self->turn_settled(running);
+  if (!call->trace_call.empty()) [[unlikely]]  // [TRACE-4.3] before the next turn or the caller
+    self->trace_turn("turn.end", call->trace_call, "outcome", error ? "error" : "ok");
 #if defined(TURNSTILE_MUTANT_TURN_THROW_KEEPS_CHAIN)
   // mutant: [TURN-2.5] a turn that threw never hands the serial lane on, so
   // its successor never starts
@@ -94,13 +122,13 @@ template <class F>
 auto TaskContext<State>::turn(F fn) const {
   Activation<State>& a = *activation_;
   if constexpr (std::is_invocable_v<F&, TurnContext<State>&>) {
-    return a.start_call("turn", std::move(fn), true);  // a full serial turn [TURN-5.2]
+    return a.start_call("turn", std::move(fn), true, this->trace_task_);  // a full serial turn [TURN-5.2]
   } else {
     using R = std::invoke_result_t<F&, State&>;
     return a.start_call(
         "turn",
         [fn = std::move(fn)](TurnContext<State>& ctx) mutable -> Task<R> { co_return fn(ctx.state()); },
-        true);
+        true, this->trace_task_);
   }
 }
 
@@ -109,15 +137,22 @@ template <class F>
 void TurnContext<State>::task(F body) const {
   // [TURN-5.1] detach: posted start, no bindings, so no turn marker.
   this->activation_->tasks_.fetch_add(1, std::memory_order_relaxed);
+  std::string task_id;  // [TRACE-4.3] the task's id and fiber name while traced
+  if (trace::on()) [[unlikely]] task_id = trace::take_label_or_id();
+  const std::string fiber = task_id.empty() ? std::string() : this->activation_->id() + ":" + task_id;
+  std::optional<trace::ScopedLabel> fiber_name;
+  if (!fiber.empty()) fiber_name.emplace(fiber);  // names the detached task fiber
   detach(*this->activation_->strand_,
-         [](Activation<State>* a, F b) -> Task<> {
+         // cppcheck-suppress passedByValue ; a coroutine's parameters are copied into its frame
+         [](Activation<State>* a, F b, std::string task, std::string call) -> Task<> {
            struct Finished {  // counted until the task ends, however it ends
              ActivationBase* a;
              ~Finished() { a->task_finished(); }
            } finished{a};
-           TaskContext<State> tctx(*a);
+           if (!task.empty()) [[unlikely]] a->trace_turn("turn.task_start", call, "task", task);
+           TaskContext<State> tctx(*a, task);
            co_await b(tctx);
-         }(this->activation_, std::move(body)));
+         }(this->activation_, std::move(body), std::move(task_id), std::string(trace_call_)));
 }
 
 }  // namespace turnstile

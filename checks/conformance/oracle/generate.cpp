@@ -1,0 +1,367 @@
+// oracle/generate.cpp: generate_scenarios (spec/trace-format.md section 2,
+// [TRACE-2.1]).
+//
+// Deterministic on every platform: an own splitmix64 generator, only integer
+// arithmetic (no <random> distributions, whose output differs between standard
+// libraries), and nlohmann::json objects (sorted keys) for the output. Scenario
+// i depends only on (seed, i, its contract), not on count.
+//
+// Every `expect` lists every outcome the spec permits under any schedule:
+//   lane: a close on another fiber races every submission (both outcomes); a
+//     close earlier on the same fiber refuses for sure; inside a turn, a
+//     nested run on the same lane is refused `reentrant` (or `closed` when a
+//     close exists: both are refusals), a nested post is accepted (or refused
+//     `closed` when a close of that lane exists anywhere, since a posted turn
+//     may run after a later close).
+//   fiber-local: values come from a sequential model (they do not depend on
+//     the schedule: FL semantics are per fiber).
+//   turns: a self-call is refused exactly when a serial turn of the same
+//     activation is on the caller's await chain; otherwise ok, or error when
+//     the body ends with a throw. Nested calls only go to activations of a
+//     higher index (or the same one), so no two fibers can wait for each other.
+#include <cstdio>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "oracle/scenario.hpp"
+
+namespace turnstile::oracle {
+
+namespace {
+
+using nlohmann::json;
+
+struct Rng {
+  std::uint64_t s;
+  std::uint64_t next() {
+    std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  std::uint64_t below(std::uint64_t n) { return n == 0 ? 0 : next() % n; }
+  bool chance(std::uint64_t percent) { return below(100) < percent; }
+};
+
+class Gen {
+ public:
+  Gen(std::uint64_t seed, std::size_t index) : rng_{seed ^ (0x5851f42d4c957f2dULL * (index + 1))} {
+    rng_.next();
+  }
+
+  std::string op_id() { return "o" + std::to_string(++ops_); }
+  std::string fiber_id() { return "f" + std::to_string(fibers_++); }
+
+  json base(const std::string& id, const std::string& contract) {
+    return json{{"scenario", id}, {"format", kScenarioFormat}, {"contract", contract},
+                {"lanes", json::array()}, {"keys", json::array()},
+                {"activations", json::array()}, {"fibers", json::array()}};
+  }
+
+  void maybe_schedule(json& doc) {
+    if (!rng_.chance(35)) return;  // deterministic vectors: an explicit schedule
+    json s = json::array();
+    const std::uint64_t n = 4 + rng_.below(24);
+    for (std::uint64_t i = 0; i < n; ++i) s.push_back(rng_.below(8));
+    doc["schedule"] = s;
+  }
+
+  // ------------------------------------------------------------------ lanes
+  json lane(const std::string& id) {
+    json doc = base(id, "lane");
+    const std::size_t nl = 1 + rng_.below(2), nf = 1 + rng_.below(3);
+    std::vector<std::string> lanes;
+    for (std::size_t i = 0; i < nl; ++i) lanes.push_back("L" + std::to_string(i));
+    doc["lanes"] = lanes;
+    // Pass 1: each root fiber's top-level plan (kind, lane).
+    struct Top { std::string kind; std::size_t lane; };
+    std::vector<std::vector<Top>> plan(nf);
+    std::vector<std::vector<std::size_t>> closes(nl);  // fibers that close each lane
+    for (std::size_t f = 0; f < nf; ++f) {
+      const std::size_t n = 1 + rng_.below(4);
+      bool closed_one = false;
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::uint64_t r = rng_.below(100);
+        const std::size_t l = rng_.below(nl);
+        if (r < 45) plan[f].push_back({"run", l});
+        else if (r < 75) plan[f].push_back({"post", l});
+        else if (r < 87) plan[f].push_back({"yield", l});
+        else if (!closed_one) {
+          plan[f].push_back({"close", l});
+          closes[l].push_back(f);
+          closed_one = true;
+        } else plan[f].push_back({"post", l});
+      }
+    }
+    // Pass 2: the ops with their expectations.
+    for (std::size_t f = 0; f < nf; ++f) {
+      json ops = json::array();
+      std::vector<bool> closed_here(nl, false);
+      for (const Top& t : plan[f]) {
+        const std::string& L = lanes[t.lane];
+        json op{{"id", op_id()}, {"do", t.kind}};
+        if (t.kind == "yield") { ops.push_back(op); continue; }
+        op["lane"] = L;
+        if (t.kind == "close") {
+          closed_here[t.lane] = true;
+          ops.push_back(op);
+          continue;
+        }
+        bool throws = false;
+        op["body"] = turn_body(t.lane, lanes, closes, 0, throws);
+        bool other_close = false;
+        for (std::size_t c : closes[t.lane]) other_close = other_close || c != f;
+        json expect = json::array();
+        std::string rule;
+        if (closed_here[t.lane]) {
+          expect.push_back("refused:closed");
+          rule = "LANE-7.4";
+        } else {
+          expect.push_back(t.kind == "post" ? "accepted" : (throws ? "error" : "ok"));
+          rule = t.kind == "run" ? (throws ? "LANE-7.5" : "LANE-8.1") : "LANE-8.1";
+          if (other_close) {
+            expect.push_back("refused:closed");
+            rule = "LANE-7.4";
+          }
+        }
+        op["expect"] = expect;
+        op["rule"] = rule;
+        ops.push_back(op);
+      }
+      doc["fibers"].push_back(json{{"fiber", fiber_id()}, {"ops", ops}});
+    }
+    maybe_schedule(doc);
+    return doc;
+  }
+
+  // A lane turn's (synchronous) body on lane `l`.
+  json turn_body(std::size_t l, const std::vector<std::string>& lanes,
+                 const std::vector<std::vector<std::size_t>>& closes, int depth, bool& throws) {
+    json body = json::array();
+    const std::size_t n = rng_.below(3);
+    for (std::size_t k = 0; k < n; ++k) {
+      if (rng_.chance(45)) {  // a reentrant attempt: must be refused
+        json expect = json::array({"refused:reentrant"});
+        if (!closes[l].empty()) expect.push_back("refused:closed");
+        body.push_back(json{{"id", op_id()}, {"do", "run"}, {"lane", lanes[l]}, {"body", json::array()},
+                            {"expect", expect}, {"rule", "LANE-5.3"}});
+      } else {
+        const std::size_t m = rng_.below(lanes.size());
+        bool inner_throws = false;
+        json inner = depth < 1 ? turn_body(m, lanes, closes, depth + 1, inner_throws) : json::array();
+        json expect = json::array({"accepted"});
+        std::string rule = m == l ? "LANE-7.7" : "LANE-8.1";
+        if (!closes[m].empty()) {
+          expect.push_back("refused:closed");
+          rule = "LANE-7.4";
+        }
+        body.push_back(json{{"id", op_id()}, {"do", "post"}, {"lane", lanes[m]}, {"body", inner},
+                            {"expect", expect}, {"rule", rule}});
+      }
+    }
+    if (rng_.chance(25)) {
+      body.push_back(json{{"id", op_id()}, {"do", "throw"}});
+      throws = true;
+    }
+    return body;
+  }
+
+  // ----------------------------------------------------------- fiber-local
+  using Env = std::map<std::string, std::string>;
+  using Ctxs = std::vector<std::pair<std::string, Env>>;
+
+  json fiber_local(const std::string& id) {
+    json doc = base(id, "fiber-local");
+    const std::size_t nk = 1 + rng_.below(2), nf = 1 + rng_.below(3);
+    for (std::size_t i = 0; i < nk; ++i) keys_.push_back("K" + std::to_string(i));
+    doc["keys"] = keys_;
+    std::vector<std::string> roots;
+    for (std::size_t f = 0; f < nf; ++f) roots.push_back(fiber_id());
+    for (std::size_t f = 0; f < nf; ++f) {
+      Ctxs ctxs;
+      json ops = fl_list(0, Env{}, ctxs, "FL-3.1", false);
+      doc["fibers"].push_back(json{{"fiber", roots[f]}, {"ops", ops}});
+    }
+    maybe_schedule(doc);
+    return doc;
+  }
+
+  json read_op(const Env& env, const std::string& rule) {
+    const std::string& k = keys_[rng_.below(keys_.size())];
+    auto it = env.find(k);
+    json v = it == env.end() ? json(nullptr) : json(it->second);
+    return json{{"id", op_id()}, {"do", "read"}, {"key", k}, {"expect", json::array({v})}, {"rule", rule}};
+  }
+
+  json fl_list(int depth, const Env& env, Ctxs& ctxs, std::string rule, bool may_throw) {
+    json ops = json::array();
+    const std::size_t n = 1 + rng_.below(depth == 0 ? 5 : 3);
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::uint64_t r = rng_.below(100);
+      if (r < 28 || depth >= 3) {
+        ops.push_back(read_op(env, rule));
+      } else if (r < 52) {
+        const std::string& key = keys_[rng_.below(keys_.size())];
+        const std::string value = "v" + std::to_string(++values_);
+        Env inner = env;
+        inner[key] = value;
+        Ctxs inner_ctxs = ctxs;  // captures inside stay inside (their names live on)
+        json body = fl_list(depth + 1, inner, inner_ctxs, "FL-3.1", true);
+        for (auto& c : inner_ctxs) if (!has(ctxs, c.first)) ctxs.push_back(c);
+        ops.push_back(json{{"id", op_id()}, {"do", "where"}, {"key", key}, {"value", value}, {"body", body}});
+        ops.push_back(read_op(env, "FL-3.1"));  // restored, also after a throw
+      } else if (r < 62) {
+        Ctxs child = ctxs;
+        json body = fl_list(depth + 1, env, child, "FL-3.2", true);
+        ops.push_back(json{{"id", op_id()}, {"do", "spawn"}, {"fiber", fiber_id()}, {"body", body}});
+        rule = "FL-3.3";
+      } else if (r < 70) {
+        Ctxs child = ctxs;
+        json body = fl_list(depth + 1, Env{}, child, "FL-3.4", true);
+        ops.push_back(json{{"id", op_id()}, {"do", "detach"}, {"fiber", fiber_id()}, {"body", body}});
+      } else if (r < 80) {
+        const std::string name = "c" + std::to_string(++ctx_count_);
+        ops.push_back(json{{"id", op_id()}, {"do", "capture"}, {"ctx", name}});
+        ctxs.emplace_back(name, env);
+      } else if (r < 92 && !ctxs.empty()) {
+        const auto& [name, snapshot] = ctxs[rng_.below(ctxs.size())];
+        const Env snap = snapshot;
+        const std::string ctx = name;
+        Ctxs inner = ctxs;
+        json body = fl_list(depth + 1, snap, inner, "FL-3.5", true);
+        ops.push_back(json{{"id", op_id()}, {"do", "install"}, {"ctx", ctx}, {"body", body}});
+        ops.push_back(read_op(env, "FL-3.6"));
+      } else {
+        ops.push_back(json{{"id", op_id()}, {"do", "yield"}});
+      }
+    }
+    if (may_throw && rng_.chance(15)) ops.push_back(json{{"id", op_id()}, {"do", "throw"}});
+    return ops;
+  }
+  static bool has(const Ctxs& c, const std::string& n) {
+    for (auto& x : c) if (x.first == n) return true;
+    return false;
+  }
+
+  // ------------------------------------------------------------------ turns
+  struct Link { std::size_t act; bool serial; };
+
+  json turns(const std::string& id) {
+    json doc = base(id, "turns");
+    const std::size_t na = 1 + rng_.below(3), nf = 1 + rng_.below(3);
+    for (std::size_t i = 0; i < na; ++i) {
+      const bool peek = rng_.chance(50);
+      interleaved_.push_back(peek);
+      json a{{"act", "A" + std::to_string(i)}, {"interleaved", peek ? json::array({"peek"}) : json::array()}};
+      doc["activations"].push_back(a);
+    }
+    for (std::size_t f = 0; f < nf; ++f) {
+      json ops = json::array();
+      const std::size_t n = 1 + rng_.below(3);
+      for (std::size_t k = 0; k < n; ++k) {
+        if (rng_.chance(15)) {
+          ops.push_back(json{{"id", op_id()}, {"do", "yield"}});
+        } else {
+          ops.push_back(call_op(rng_.below(na), {}, 0));
+        }
+      }
+      doc["fibers"].push_back(json{{"fiber", fiber_id()}, {"ops", ops}});
+    }
+    maybe_schedule(doc);
+    return doc;
+  }
+
+  json call_op(std::size_t act, const std::vector<Link>& chain, int depth) {
+    static const char* const methods[] = {"m0", "m1", "peek"};
+    const std::string method = methods[rng_.below(3)];
+    const bool serial = !(method == "peek" && interleaved_[act]);
+    bool refused = false;
+    for (const Link& l : chain) refused = refused || (serial && l.serial && l.act == act);
+    json op{{"id", op_id()}, {"do", "call"}, {"act", "A" + std::to_string(act)}, {"method", method}};
+    if (refused) {
+      op["body"] = json::array();
+      op["expect"] = json::array({"refused:self-call"});
+      op["rule"] = "TURN-7.1";
+      return op;
+    }
+    std::vector<Link> inner = chain;
+    inner.push_back({act, serial});
+    bool throws = false;
+    op["body"] = turn_body(act, inner, depth + 1, throws, true);
+    op["expect"] = json::array({throws ? "error" : "ok"});
+    op["rule"] = "TURN-2.1";
+    return op;
+  }
+
+  // An activation turn's body (`tasks`: ctx.task is available).
+  json turn_body(std::size_t act, const std::vector<Link>& chain, int depth, bool& throws, bool tasks) {
+    json body = json::array();
+    const std::size_t n = depth > 3 ? 0 : rng_.below(4);
+    const std::size_t na = interleaved_.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::uint64_t r = rng_.below(100);
+      if (r < 30) {
+        body.push_back(json{{"id", op_id()}, {"do", "yield"}});
+      } else if (r < 55 && act + 1 < na) {
+        body.push_back(call_op(act + 1 + rng_.below(na - act - 1), chain, depth));
+      } else if (r < 75) {
+        body.push_back(call_op(act, chain, depth));  // a self-call attempt
+      } else if (r < 90 && tasks && depth < 3) {
+        body.push_back(json{{"id", op_id()}, {"do", "task"}, {"body", task_body(act, depth + 1)}});
+      }
+    }
+    if (rng_.chance(15)) {
+      body.push_back(json{{"id", op_id()}, {"do", "throw"}});
+      throws = true;
+    }
+    return body;
+  }
+
+  // A task's body: yields and serial re-entries through turn().
+  json task_body(std::size_t act, int depth) {
+    json body = json::array();
+    const std::size_t n = 1 + rng_.below(3);
+    for (std::size_t k = 0; k < n; ++k) {
+      if (rng_.chance(35)) {
+        body.push_back(json{{"id", op_id()}, {"do", "yield"}});
+      } else {
+        bool throws = false;
+        json inner = turn_body(act, {{act, true}}, depth + 1, throws, false);
+        body.push_back(json{{"id", op_id()}, {"do", "turn"}, {"body", inner},
+                            {"expect", json::array({throws ? "error" : "ok"})}, {"rule", "TURN-5.2"}});
+      }
+    }
+    return body;
+  }
+
+ private:
+  Rng rng_;
+  std::size_t ops_ = 0, fibers_ = 0, values_ = 0, ctx_count_ = 0;
+  std::vector<std::string> keys_;
+  std::vector<bool> interleaved_;
+};
+
+}  // namespace
+
+std::vector<nlohmann::json> generate_scenarios(std::uint64_t seed, std::size_t count,
+                                               const std::vector<std::string>& contracts) {
+  std::vector<std::string> cs = contracts;
+  if (cs.empty()) cs = {"lane", "fiber-local", "turns"};
+  std::vector<nlohmann::json> out;
+  out.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string& c = cs[i % cs.size()];
+    char num[32];
+    std::snprintf(num, sizeof num, "%04zu", i);
+    const std::string id = c + "-s" + std::to_string(seed) + "-" + num;
+    Gen g(seed, i);
+    if (c == "lane") out.push_back(g.lane(id));
+    else if (c == "fiber-local") out.push_back(g.fiber_local(id));
+    else out.push_back(g.turns(id));
+  }
+  return out;
+}
+
+}  // namespace turnstile::oracle

@@ -1,0 +1,294 @@
+// The TraceSink hook ([TRACE-4.3], spec/trace-format.md section 1): off by
+// default and silent; on, the primitives emit the documented events.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "turnstile/trace.hpp"
+#include "turnstile/turnstile.hpp"
+
+namespace {
+
+using namespace turnstile;
+
+struct Recorded {
+  std::string ev, fiber;
+  std::map<std::string, std::string> f;
+};
+
+class RecordingSink final : public TraceSink {
+ public:
+  void emit(const TraceEvent& e) noexcept override {
+    Recorded r{std::string(e.name()), std::string(e.fiber()), {}};
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      const TraceValue& v = e.field(i).value;
+      std::string s;
+      switch (v.kind) {
+        case TraceValue::Kind::string: s = std::string(v.text); break;
+        case TraceValue::Kind::integer: s = std::to_string(v.integer); break;
+        case TraceValue::Kind::real: s = std::to_string(v.real); break;
+        case TraceValue::Kind::boolean: s = v.boolean ? "true" : "false"; break;
+        case TraceValue::Kind::null: s = "null"; break;
+      }
+      r.f[e.field(i).name] = s;
+    }
+    std::lock_guard lock(mu_);
+    events_.push_back(std::move(r));
+  }
+  std::vector<Recorded> events() {
+    std::lock_guard lock(mu_);
+    return events_;
+  }
+  // "ev fiber k=v k=v" per event, for readable comparisons.
+  std::vector<std::string> lines() {
+    std::vector<std::string> out;
+    for (const auto& r : events()) {
+      std::string s = r.ev + " " + r.fiber;
+      for (const auto& [k, v] : r.f) s += " " + k + "=" + v;
+      out.push_back(s);
+    }
+    return out;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<Recorded> events_;
+};
+
+class Installed {
+ public:
+  explicit Installed(TraceSink* s) : previous_(set_trace_sink(s)) {}
+  ~Installed() { set_trace_sink(previous_); }
+
+ private:
+  TraceSink* previous_;
+};
+
+FiberLocal<std::string> request("request");
+
+// Runs `t` as fiber "f0" on a ManualScheduler until idle.
+void run_fiber(Task<> t) {
+  ManualScheduler s;
+  {
+    trace::ScopedLabel label("f0");
+    detach(s, std::move(t));
+  }
+  s.run_until_idle();
+}
+
+// A script touching every traced primitive; returns what it observed.
+std::string script(ManualScheduler& s) {
+  std::string seen;
+  StateLane lane("L", s);
+  Activation<int> act("A", 0, {}, s);
+  auto body = [&]() -> Task<> {
+    auto work = [&] { seen += request.or_else("none") + ";"; return 1; };
+    seen += std::to_string(co_await lane.run(work)) + ";";
+    auto inner = [&]() -> Task<> {
+      seen += request.get() + ";";
+      const FiberContext ctx = FiberContext::capture();
+      co_await yield();
+      auto in_ctx = [&] { seen += request.is_bound() ? "bound;" : "unbound;"; };
+      ctx.run(in_ctx);
+      auto call = [&](TurnContext<int>& tc) -> Task<> {
+        tc.state() += 1;
+        seen += (request.try_get() ? *request.try_get() : std::string("none")) + ";";
+        co_return;
+      };
+      co_await act.call("m", call);
+    };
+    Task<> t = request.where("r1", inner);
+    co_await std::move(t);
+    Task<> closed = lane.close();
+    co_await std::move(closed);
+  };
+  Task<> t = body();
+  detach(s, std::move(t));
+  s.run_until_idle();
+  return seen;
+}
+
+// spec: [TRACE-4.3]
+TEST(TraceSink, OffByDefaultEmitsNothingAndBehaviourIsTheSame) {
+  RecordingSink never_installed;
+  ManualScheduler a;
+  const std::string off = script(a);
+  EXPECT_TRUE(never_installed.events().empty());
+  EXPECT_EQ(off, "none;1;r1;bound;r1;");
+
+  RecordingSink sink;
+  std::string on;
+  ManualScheduler b;
+  {
+    Installed installed(&sink);
+    on = script(b);
+  }
+  EXPECT_EQ(on, off);                 // the same observations
+  EXPECT_EQ(a.steps(), b.steps());    // the same schedule, step for step
+  EXPECT_FALSE(sink.events().empty());
+  const std::size_t n = sink.events().size();
+  ManualScheduler c;
+  (void)script(c);                    // removed again: nothing more arrives
+  EXPECT_EQ(sink.events().size(), n);
+}
+
+// spec: [TRACE-4.3]
+TEST(TraceSink, LaneRunEmitsSubmitAcceptedTurnAndResumed) {
+  RecordingSink sink;
+  Installed installed(&sink);
+  ManualScheduler s;
+  StateLane lane("L", s);
+  auto body = [&]() -> Task<> {
+    auto work = [] { return 7; };
+    Task<int> t;
+    {
+      trace::ScopedLabel label("i1");
+      t = lane.run(work);
+    }
+    EXPECT_EQ(co_await std::move(t), 7);
+    auto refused = [&] {
+      trace::ScopedLabel label("i2");
+      EXPECT_THROW((void)lane.run([] {}), LaneReentrancyError);
+    };
+    Task<> t2;
+    {
+      trace::ScopedLabel label("i0");
+      t2 = lane.run(refused);
+    }
+    co_await std::move(t2);
+    Task<> c = lane.close();
+    co_await std::move(c);
+  };
+  {
+    trace::ScopedLabel label("f0");
+    detach(s, body());
+  }
+  s.run_until_idle();
+  const auto l = sink.lines();
+  ASSERT_GE(l.size(), 8u);
+  EXPECT_EQ(l[0], "fiber.spawn main child=f0 structured=false");
+  EXPECT_EQ(l[1], "lane.submit f0 item=i1 lane=L op=run");
+  EXPECT_EQ(l[2], "lane.accepted f0 item=i1 lane=L");
+  EXPECT_EQ(l[3], "fiber.spawn f0 child=L:i1 structured=true");
+  EXPECT_EQ(l[4], "lane.turn_start L:i1 item=i1 lane=L");
+  EXPECT_EQ(l[5], "lane.turn_end L:i1 item=i1 lane=L outcome=ok");
+  EXPECT_EQ(l[6], "lane.resumed f0 item=i1 lane=L outcome=ok");
+  // The reentrant attempt inside turn i0: submitted and refused on the turn's fiber.
+  auto has = [&](const std::string& s) { return std::find(l.begin(), l.end(), s) != l.end(); };
+  EXPECT_TRUE(has("lane.submit L:i0 item=i2 lane=L op=run"));
+  EXPECT_TRUE(has("lane.refused L:i0 item=i2 lane=L reason=reentrant"));
+  EXPECT_TRUE(has("lane.close_requested f0 lane=L"));
+  EXPECT_TRUE(has("lane.drained f0 lane=L"));
+}
+
+// spec: [TRACE-4.3]
+TEST(TraceSink, WhereAndReadsEmitBindReadRestore) {
+  RecordingSink sink;
+  Installed installed(&sink);
+  run_fiber([]() -> Task<> {
+    auto inner = [] {
+      trace::ScopedLabel label("r1");
+      (void)request.get();
+    };
+    request.where("v", inner);
+    trace::ScopedLabel label("r2");
+    (void)request.is_bound();
+    co_return;
+  }());
+  const auto l = sink.lines();
+  ASSERT_EQ(l.size(), 5u);
+  EXPECT_EQ(l[1], "fl.bind f0 key=request value=v");
+  EXPECT_EQ(l[2], "fl.read f0 key=request op=r1 value=v");
+  EXPECT_EQ(l[3], "fl.restore f0 key=request");
+  EXPECT_EQ(l[4], "fl.read f0 key=request op=r2 unbound=true");
+}
+
+// spec: [TRACE-4.3]
+TEST(TraceSink, CaptureAndRunEmitCaptureInstallUninstall) {
+  RecordingSink sink;
+  Installed installed(&sink);
+  run_fiber([]() -> Task<> {
+    FiberContext ctx;
+    auto capture = [&] {
+      trace::ScopedLabel label("c1");
+      ctx = FiberContext::capture();
+    };
+    request.where("v", capture);
+    auto read = []() -> Task<> {
+      (void)request.try_get();
+      co_return;
+    };
+    Task<> t;
+    {
+      trace::ScopedLabel label("c1");
+      t = ctx.run(read);
+    }
+    co_await std::move(t);
+  }());
+  const auto l = sink.lines();
+  ASSERT_EQ(l.size(), 7u);
+  EXPECT_EQ(l[2], "fl.capture f0 ctx=c1");
+  EXPECT_EQ(l[4], "fl.install f0 ctx=c1");
+  EXPECT_EQ(l[5], "fl.read f0 key=request value=v");
+  EXPECT_EQ(l[6], "fl.uninstall f0 ctx=c1");
+}
+
+// spec: [TRACE-4.3]
+TEST(TraceSink, ActivationCallEmitsCallTurnAndRefusedSelfCall) {
+  RecordingSink sink;
+  Installed installed(&sink);
+  ManualScheduler s;
+  Activation<int> act("A", 0, {}, s);
+  auto body = [&]() -> Task<> {
+    auto turn = [&](TurnContext<int>&) -> Task<> {
+      auto self = [](TurnContext<int>&) -> Task<> { co_return; };
+      trace::ScopedLabel label("c2");
+      EXPECT_THROW((void)act.call("m", self), TurnReentrancyError);
+      co_return;
+    };
+    Task<> t;
+    {
+      trace::ScopedLabel label("c1");
+      t = act.call("m", turn);
+    }
+    co_await std::move(t);
+  };
+  {
+    trace::ScopedLabel label("f0");
+    detach(s, body());
+  }
+  s.run_until_idle();
+  const auto l = sink.lines();
+  ASSERT_EQ(l.size(), 7u);
+  EXPECT_EQ(l[1], "turn.call f0 act=A call=c1 method=m mode=serial op=c1");
+  EXPECT_EQ(l[2], "fiber.spawn f0 child=A:c1 structured=true");
+  EXPECT_EQ(l[3], "turn.start A:c1 act=A call=c1");
+  EXPECT_EQ(l[4], "turn.call A:c1 act=A call=c2 method=m mode=serial op=c2");
+  EXPECT_EQ(l[5], "turn.refused A:c1 act=A call=c2 reason=self-call");
+  EXPECT_EQ(l[6], "turn.end A:c1 act=A call=c1 outcome=ok");
+}
+
+// spec: [TRACE-4.3]
+TEST(TraceSink, JsonLinesSinkWritesHeaderSeqAndEnd) {
+  std::ostringstream out;
+  JsonLinesTraceSink sink(out, "test \"impl\"", std::string("s1"), 5);
+  TraceEvent e("fl.bind");
+  e.str("key", "k\n").value("value", TraceValue{TraceValue::Kind::integer, {}, 42, 0, false});
+  e.set_fiber("main");
+  sink.emit(e);
+  sink.finish();
+  sink.emit(e);  // after the end: dropped
+  EXPECT_EQ(out.str(),
+            "{\"seq\":1,\"ev\":\"trace\",\"format\":1,\"impl\":\"test \\\"impl\\\"\",\"scenario\":\"s1\","
+            "\"schedule_seed\":5}\n"
+            "{\"seq\":2,\"ev\":\"fl.bind\",\"fiber\":\"main\",\"key\":\"k\\n\",\"value\":42}\n"
+            "{\"seq\":3,\"ev\":\"end\",\"status\":\"quiescent\"}\n");
+  EXPECT_EQ(sink.lines(), 3u);
+}
+
+}  // namespace
