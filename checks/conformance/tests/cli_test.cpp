@@ -17,7 +17,11 @@ struct OracleRun {
 };
 
 std::filesystem::path temp_dir() {
-  auto dir = std::filesystem::path(::testing::TempDir()) / "turnstile-oracle-cli";
+  // One directory per test and process: ctest runs these tests in parallel.
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  auto dir = std::filesystem::path(::testing::TempDir()) /
+             ("turnstile-oracle-cli-" + std::to_string(::getpid()) + "-" +
+              (info != nullptr ? info->name() : "none"));
   std::filesystem::create_directories(dir);
   return dir;
 }
