@@ -2,7 +2,9 @@
 // FiberContext.
 #include "turnstile/fiber_local.hpp"
 
+#include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <exception>
 
@@ -24,7 +26,7 @@ ContextSwap::~ContextSwap() {
 namespace {
 // Registered position keys ([FL-3.8]). A slot is written once, before the key's
 // first binding; readers skip a slot still null (its key has no binding yet).
-std::atomic<PositionCarry> position_keys[kMaxPositionKeys];
+std::array<std::atomic<PositionCarry>, kMaxPositionKeys> position_keys{};
 std::atomic<int> position_key_count{0};
 }  // namespace
 
@@ -34,7 +36,7 @@ void register_position_key(PositionCarry carry) noexcept {
   const int slot = position_key_count.fetch_add(1, std::memory_order_relaxed);
   if (slot >= kMaxPositionKeys) std::abort();  // the runtime registers two
   // release: pairs with the acquire load in keep_position().
-  position_keys[slot].store(carry, std::memory_order_release);
+  position_keys[static_cast<std::size_t>(slot)].store(carry, std::memory_order_release);
 }
 
 FrameRef keep_position(FrameRef snapshot) {
@@ -43,7 +45,7 @@ FrameRef keep_position(FrameRef snapshot) {
   const int n = position_key_count.load(std::memory_order_relaxed);
   for (int i = 0; i < n && i < kMaxPositionKeys; ++i) {
     // acquire: pairs with the release store in register_position_key().
-    if (PositionCarry carry = position_keys[i].load(std::memory_order_acquire))
+    if (PositionCarry carry = position_keys[static_cast<std::size_t>(i)].load(std::memory_order_acquire))
       snapshot = carry(std::move(snapshot), running);  // [FL-3.8]
   }
   return snapshot;
