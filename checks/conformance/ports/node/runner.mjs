@@ -317,6 +317,13 @@ async function main() {
   return bad ? 1 : 0;
 }
 
+// A promise nobody settles (an oracle that vanished mid-request) must not look
+// like success: the event loop would empty and the process exit 0.
+process.on('beforeExit', () => {
+  process.stderr.write('runner.mjs: stopped with work still waiting (an unanswered oracle request?)\n');
+  process.exit(2);
+});
+
 main().then((code) => process.exit(code), (e) => {
   process.stderr.write(`runner.mjs: ${e?.stack ?? e}\n`);
   process.exit(2);

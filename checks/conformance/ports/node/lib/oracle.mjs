@@ -12,6 +12,7 @@ export class ServeSession {
   constructor(oraclePath) {
     this.nextId = 0;
     this.waiting = [];
+    this.exited = null;
     this.stderr = '';
     this.exit = new Promise((resolve) => { this.resolveExit = resolve; });
     this.child = spawn(oraclePath, ['serve'], { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -19,6 +20,7 @@ export class ServeSession {
     this.child.stdin.on('error', () => {});  // a dead oracle is reported by 'exit'
     this.child.on('error', (e) => this.#fail(new Error(`cannot start '${oraclePath} serve': ${e.message}`)));
     this.child.on('exit', (code, signal) => {
+      this.exited = { code, signal };
       this.#fail(new Error(`'${oraclePath} serve' exited (${signal ?? `status ${code}`}) with ` +
                            `${this.waiting.length} request(s) unanswered${this.stderr ? `; stderr: ${this.stderr.trim()}` : ''}`));
       this.resolveExit({ code, signal });
@@ -51,6 +53,11 @@ export class ServeSession {
   request(method, fields = {}) {
     const id = ++this.nextId;
     return new Promise((resolve, reject) => {
+      if (this.exited) {  // a request after the oracle died would never be answered
+        const { code, signal } = this.exited;
+        reject(new Error(`'serve' exited (${signal ?? `status ${code}`}) before request ${id} (${method})`));
+        return;
+      }
       this.waiting.push({ id, method, resolve, reject });
       this.child.stdin.write(JSON.stringify({ id, method, ...fields }) + '\n');
     });
