@@ -125,10 +125,14 @@ bool StateLane::submit(detail::LaneItem& item) {
   }
 #endif
   item.context = detail::current_context();  // the turn sees the submitter's bindings
+  // Read before the item is queued: once it is, a carrier may run and free it
+  // (a try_post item belongs to the lane). A traced item stays alive below: its
+  // turn_start waits for the order lock this call holds.
+  const bool traced = item.trace != nullptr;
   std::unique_lock<std::mutex> order;  // [TRACE-4.3] the answer is ordered with the queue
-  if (item.trace) [[unlikely]] order = trace::order_lock();
+  if (traced) [[unlikely]] order = trace::order_lock();
   const auto result = core_.submit(&item);
-  if (item.trace) [[unlikely]] {
+  if (traced) [[unlikely]] {
     if (result == detail::LaneCore::Submit::refused_closed) {
       trace_refused(*item.trace, "closed");
     } else {
