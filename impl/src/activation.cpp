@@ -30,7 +30,67 @@ namespace {
 FrameRef carry_turn_marker(FrameRef onto, const Frame* running) {
   return FiberLocalAccess::carry_position(turn_marker(), std::move(onto), running);
 }
+
+// "turn 'deposit' of 'acc/1'" / "call 'audit' into 'acc/1'".
+std::string describe(const TurnMarker& m, bool as_turn) {
+  return (as_turn ? "turn '" : "call '") + m.method + (as_turn ? "' of '" : "' into '") +
+         *m.activation + "'" + (m.serial() ? "" : " (interleaved)");
+}
+
+// Every hop of a refused cycle, starting with the waiter: who awaits what, and
+// which turn each queued call waits behind.
+std::string describe_cycle(const std::vector<WaitGraph::Hop>& cycle) {
+  std::string out;
+  for (std::size_t i = 0; i < cycle.size(); ++i) {
+    const auto& m = static_cast<const TurnMarker&>(*cycle[i].node);
+    const bool queued = cycle[i].queued_behind;
+    out += i == 0 ? describe(m, true) : (queued ? "which is queued" : "which awaits");
+    if (i == 0) {
+      out += " awaits ";
+    } else {
+      out += queued ? " behind " : " ";
+    }
+    const auto& next = static_cast<const TurnMarker&>(*cycle[(i + 1) % cycle.size()].node);
+    out += describe(next, queued);
+    if (i + 1 < cycle.size()) out += ", ";
+  }
+  return out;
+}
 }  // namespace
+
+WaitGraph& wait_graph() noexcept {
+  static WaitGraph graph;
+  return graph;
+}
+
+CallWait::CallWait(const TurnMarker& target, std::string_view trace_call) {
+  const TurnMarkerRef* me = turn_marker().try_get();
+  if (trace::on() && !trace_call.empty()) [[unlikely]] {  // [TRACE-4.3]
+    TraceEvent e("turn.await");
+    e.str("act", *target.activation).str("call", trace_call);
+    trace::emit(e);
+  }
+  if (me == nullptr || !*me) return;  // no turn waits on this fiber: no cycle can close here
+  waiter_ = *me;
+  edge_.emplace(const_cast<TurnMarker*>(waiter_.get()), const_cast<TurnMarker*>(&target));
+  std::vector<WaitGraph::Hop> cycle;
+  if (wait_graph().begin_wait(*edge_, cycle)) return;  // [WAIT-I1]
+  edge_.reset();
+  std::string msg = "awaiting " + describe(target, false) +
+                    " would wait for itself: " + describe_cycle(cycle) +
+                    ". Await it after the turn, or leave it unawaited (it runs after the turn) "
+                    "[TURN-7.1]";
+  if (trace::on() && !trace_call.empty()) [[unlikely]] {  // [TRACE-4.3]
+    TraceEvent e("turn.await_refused");
+    e.str("act", *target.activation).str("call", trace_call).str("reason", "wait-cycle");
+    trace::emit(e);
+  }
+  throw TurnReentrancyError(msg);  // [TURN-7.1] at the co_await, never a hang
+}
+
+CallWait::~CallWait() {
+  if (edge_) wait_graph().end_wait(*edge_);  // [WAIT-I3]
+}
 }  // namespace detail
 
 ActivationBase::ActivationBase(std::string id, ActivationOptions options, Scheduler& scheduler)
@@ -56,19 +116,6 @@ bool ActivationBase::is_interleaved(const std::string& method) const {
   return options_.reentrancy == Reentrancy::always ||
          options_.interleaved_methods.count(method) != 0;  // [TURN-3.3]
 #endif
-}
-
-void ActivationBase::check_self_call(const std::string& method) const {
-  const detail::TurnMarkerRef* m = detail::turn_marker().try_get();
-  for (const detail::TurnMarker* t = m ? m->get() : nullptr; t != nullptr; t = t->outer.get()) {
-    // A turn that has finished awaits nothing: the calls it made are no longer
-    // part of an await chain through it.
-    if (t->settled.load(std::memory_order_acquire)) break;
-    if (t->activation == this && t->serial)  // [TURN-7.1]
-      throw TurnReentrancyError("serial call '" + method + "' into activation '" + id_ +
-                                "' from inside its own serial turn '" + t->method +
-                                "' would wait for itself [TURN-7.1]");
-  }
 }
 
 std::string ActivationBase::trace_call(const std::string& method, bool serial,

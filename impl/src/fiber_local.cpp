@@ -51,6 +51,17 @@ FrameRef keep_position(FrameRef snapshot) {
   return snapshot;
 }
 
+FrameRef clear_position(FrameRef ctx) {
+  if (!ctx) return ctx;  // nothing bound, nothing to clear
+  // relaxed/acquire: as in keep_position().
+  const int n = position_key_count.load(std::memory_order_relaxed);
+  for (int i = 0; i < n && i < kMaxPositionKeys; ++i) {
+    if (PositionCarry carry = position_keys[static_cast<std::size_t>(i)].load(std::memory_order_acquire))
+      ctx = carry(std::move(ctx), nullptr);  // [FL-3.8] unbound in "nowhere"
+  }
+  return ctx;
+}
+
 void throw_unbound(const std::string& name) {
   throw UnboundFiberLocal(
       "FiberLocal '" + (name.empty() ? std::string("<unnamed>") : name) +

@@ -45,7 +45,9 @@ class TurnMarker {
   explicit TurnMarker(const StateLane* lane) noexcept : lane_(lane) {}
   void enter(LaneCore::Item* item) {
     auto* queued = static_cast<LaneItem*>(item);
-    swap_.emplace(FiberLocalAccess::bind(lane_marker(), lane_, std::move(queued->context)));
+    // The submitter's bindings, this lane as the position and no actor turn:
+    // the item is the lane's turn, not part of the submitter's ([FL-3.8] table).
+    swap_.emplace(FiberLocalAccess::bind(lane_marker(), lane_, clear_position(std::move(queued->context))));
     if (queued->trace) [[unlikely]] {  // [TRACE-4.3] the turn runs as its own fiber
       traced_ = queued->trace.get();
       fiber_.emplace(traced_->fiber);

@@ -63,6 +63,7 @@
 
 #include "turnstile/completion.hpp"
 #include "turnstile/detail/turn_chain.hpp"
+#include "turnstile/detail/wait_graph.hpp"
 #include "turnstile/fiber.hpp"
 #include "turnstile/fiber_local.hpp"
 #include "turnstile/strand.hpp"
@@ -100,23 +101,40 @@ struct ActivationStats {
 };
 
 namespace detail {
-// The ambient turn marker: which turn(s) the current fiber is part of. Shared
-// (reference counted): a call made from a turn may start after that turn has
-// ended (it was not awaited), and still walks its `outer` chain. [TURN-7.1]
-struct TurnMarker {
-  TurnMarker(const void* a, std::string m, bool s, std::shared_ptr<const TurnMarker> o)
-      : activation(a), method(std::move(m)), serial(s), outer(std::move(o)) {}
-  const void* activation;  // compared, never dereferenced
+using WaitGraph = BasicWaitGraph<StdSync>;
+// The one wait-for relation of the process (all activations): [TURN-7.1].
+WaitGraph& wait_graph() noexcept;
+
+// A call, and while its turn runs, the ambient turn marker of the fibers that
+// are part of the turn: its body and the Scope children it joins. A position
+// key ([FL-3.8]): it is reset at every turn boundary (a call's turn starts with
+// the caller's bindings but not the caller's marker) and kept by
+// FiberContext::run. Its node in the wait graph is how an await is attributed
+// to the turn that waits ([TURN-7.1]).
+struct TurnMarker : WaitGraph::Node {
+  TurnMarker(WaitGraph::Lane* lane, const std::string* activation_id, std::string m, bool serial)
+      : WaitGraph::Node(lane, serial), activation(activation_id), method(std::move(m)) {}
+  const std::string* activation;  // the activation's id; it outlives its calls [TURN-1.1]
   const std::string method;
-  const bool serial;
-  const std::shared_ptr<const TurnMarker> outer;  // the turn that made the call, if any
-  // Set when this turn's body has finished: nothing made from it can be awaited
-  // by it any more, so the walk stops here.
-  mutable std::atomic<bool> settled{false};
 };
 using TurnMarkerRef = std::shared_ptr<const TurnMarker>;
 const FiberLocal<TurnMarkerRef>& turn_marker() noexcept;
 using TurnChain = BasicTurnChain<StdSync>;
+
+// The await of a call's result ([TURN-7.1]): records that the current fiber's
+// turn (if any) waits for `target`, or throws TurnReentrancyError naming every
+// hop when that wait would close a cycle. Ends the wait at destruction.
+class CallWait {
+ public:
+  CallWait(const TurnMarker& target, std::string_view trace_call);
+  ~CallWait();
+  CallWait(const CallWait&) = delete;
+  CallWait& operator=(const CallWait&) = delete;
+
+ private:
+  TurnMarkerRef waiter_;  // keeps the waiter's node alive while the edge exists
+  std::optional<WaitGraph::Edge> edge_;
+};
 }  // namespace detail
 
 // The type-erased part of an activation: identity, counters, slow-turn watch.
@@ -147,9 +165,6 @@ class ActivationBase {
     ActivationOptions::Clock::time_point started;
     bool reported = false;
   };
-  // Throws TurnReentrancyError if a serial call of `method` from here would
-  // wait for a turn the caller is part of. [TURN-7.1]
-  void check_self_call(const std::string& method) const;
   RunningTurn* turn_started(const std::string& method);
   void turn_settled(RunningTurn* t);
   // [TRACE-4.3] turn events, called only while the sink is on. trace_call emits
@@ -160,6 +175,7 @@ class ActivationBase {
 
   std::shared_ptr<Strand> strand_;  // shared with its running drain
   detail::TurnChain chain_;
+  detail::WaitGraph::Lane wait_lane_;  // this activation's serial lane in the wait graph
   std::atomic<std::size_t> queued_{0};   // counters: relaxed, read for reporting only
   std::atomic<std::size_t> running_{0};
   std::atomic<std::uint64_t> completed_{0};
@@ -253,9 +269,9 @@ class Activation final : public ActivationBase {
 
   template <class R, class F>
   struct Call {
-    Call(std::string m, F b) : method(std::move(m)), body(std::move(b)) {}
-    std::string method;
+    Call(F b, detail::TurnMarkerRef n) : body(std::move(b)), node(std::move(n)) {}
     F body;  // kept alive until the turn settles [TURN-2.2]
+    detail::TurnMarkerRef node;  // the call's node; its marker while the turn runs
     Promise<R> result;
     std::string trace_call;  // [TRACE-4.3] empty while the sink is off
   };
@@ -265,13 +281,14 @@ class Activation final : public ActivationBase {
   auto start_call(std::string method, F body, bool serial, std::string_view trace_task = {})
       -> std::invoke_result_t<F&, TurnContext<State>&>;
   template <class R, class F>
-  static Task<> run_turn(Activation* self, std::shared_ptr<Call<R, F>> call, bool serial,
-                         detail::TurnChain::Link* prev, detail::TurnChain::Link* mine,
-                         detail::TurnMarkerRef outer);
-  template <class R>
-  static Task<R> await_result(std::shared_ptr<void> keep, Promise<R>* result) {
-    (void)keep;  // holds the call (and its result) until this task is done
-    co_return co_await result->take();
+  static Task<> run_turn(Activation* self, std::shared_ptr<Call<R, F>> call,
+                         detail::TurnChain::Link* prev, detail::TurnChain::Link* mine);
+  // Runs on the awaiting fiber when the call's Task is awaited: the wait check
+  // belongs to the co_await, not to call() ([TURN-7.1]).
+  template <class R, class F>
+  static Task<R> await_result(std::shared_ptr<Call<R, F>> call) {
+    const detail::CallWait wait(*call->node, call->trace_call);  // throws on a cycle [TURN-7.1]
+    co_return co_await call->result.take();
   }
   void publish_snapshot() {
     auto copy = std::make_shared<const State>(state_);

@@ -271,6 +271,9 @@ inline constexpr int kMaxPositionKeys = 4;
 void register_position_key(PositionCarry carry) noexcept;
 // `snapshot` with every registered position key set as in the current chain.
 FrameRef keep_position(FrameRef snapshot);
+// `ctx` with every registered position key set to "nowhere": what a new turn
+// (an actor turn, a lane turn) starts from ([FL-3.8] table).
+FrameRef clear_position(FrameRef ctx);
 }  // namespace detail
 
 // An immutable snapshot of every live binding of the fiber that captured it.

@@ -19,17 +19,10 @@ auto Activation<State>::start_call(std::string method, F body, bool serial,
     order = trace::order_lock();
     traced = trace_call(method, serial, trace_task);
   }
-  if (serial && !traced.empty()) [[unlikely]] {
-    try {
-      check_self_call(method);  // [TURN-7.1]
-    } catch (...) {
-      trace_turn("turn.refused", traced, "reason", "self-call");
-      throw;
-    }
-  } else if (serial) {
-    check_self_call(method);  // [TURN-7.1] throw now, never wait for itself
-  }
-  auto pending = std::make_shared<Call<R, F>>(std::move(method), std::move(body));
+  // [TURN-7.1] call() always queues: whether this call waits for a turn it is
+  // part of is decided where it is awaited (detail::CallWait), not here.
+  auto node = std::make_shared<const detail::TurnMarker>(&wait_lane_, &id(), std::move(method), serial);
+  auto pending = std::make_shared<Call<R, F>>(std::move(body), std::move(node));
   std::string fiber;
   if (!traced.empty()) [[unlikely]] {  // the turn is a fiber that sees the caller's bindings
     fiber = id() + ":" + traced;
@@ -45,21 +38,25 @@ auto Activation<State>::start_call(std::string method, F body, bool serial,
     queued_.fetch_add(1, std::memory_order_relaxed);
     mine = chain_.attach(prev);  // [TURN-2.2] arrival order is call order
   }
-  const detail::TurnMarkerRef* outer = detail::turn_marker().try_get();
-  // The turn runs as a fiber on the strand, with the caller's bindings (so a
-  // marker of a turn that awaits this call travels with it) [TURN-7.1].
-  detail::start_fiber(*strand_, run_turn<R, F>(this, pending, serial, prev, mine, outer ? *outer : nullptr),
-                      detail::current_context(), [](const std::exception_ptr&) noexcept {},
-                      std::move(fiber));
-  Promise<R>* result = &pending->result;
-  return await_result<R>(std::move(pending), result);
+  // The turn runs as a fiber on the strand with the caller's bindings, but not
+  // the caller's position: no lane marker, no turn marker ([FL-3.8] table).
+#if defined(TURNSTILE_MUTANT_TURN_KEEPS_CALLER_POSITION)
+  // mutant: [FL-3.8] the caller's lane marker is carried into the actor turn
+  detail::FrameRef start = detail::current_context();
+#else
+  detail::FrameRef start = detail::clear_position(detail::current_context());
+#endif
+  detail::start_fiber(*strand_, run_turn<R, F>(this, pending, prev, mine), std::move(start),
+                      [](const std::exception_ptr&) noexcept {}, std::move(fiber));
+  return await_result<R, F>(std::move(pending));
 }
 
 template <class State>
 template <class R, class F>
-Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>> call, bool serial,
-                                   detail::TurnChain::Link* prev, detail::TurnChain::Link* mine,
-                                   detail::TurnMarkerRef outer) {
+Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>> call,
+                                   detail::TurnChain::Link* prev, detail::TurnChain::Link* mine) {
+  const detail::TurnMarker& node = *call->node;
+  const bool serial = node.serial();
   if (prev != nullptr) {
     co_await detail::CompletionAwaiter(prev->settled);  // [CHAIN-I2] after the previous settles
     detail::TurnChain::Link::release(prev);
@@ -69,10 +66,10 @@ Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>>
 #else
   if (serial) self->queued_.fetch_sub(1, std::memory_order_relaxed);  // [TURN-2.3]
 #endif
-  auto* running = self->turn_started(call->method);
+  auto* running = self->turn_started(node.method);
+  detail::wait_graph().started(node);  // [WAIT-I2] holds the serial lane from here
   if (!call->trace_call.empty()) [[unlikely]] self->trace_turn("turn.start", call->trace_call, nullptr, {});
-  auto marker = std::make_shared<detail::TurnMarker>(self, call->method, serial, std::move(outer));
-  TurnContext<State> ctx(*self, call->method, call->trace_call);
+  TurnContext<State> ctx(*self, node.method, call->trace_call);
   std::exception_ptr error;
   std::optional<std::conditional_t<std::is_void_v<R>, char, R>> value;
 #if defined(TURNSTILE_MUTANT_TURN_ENDS_AT_FIRST_SUSPENSION)
@@ -81,16 +78,16 @@ Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>>
   if (serial) detail::TurnChain::settle(mine);
 #endif
   try {
+    // The body (and the Scope children it spawns) run under the turn's marker.
     if constexpr (std::is_void_v<R>) {
-      co_await detail::turn_marker().where(marker, [&] { return call->body(ctx); });
+      co_await detail::turn_marker().where(call->node, [&] { return call->body(ctx); });
     } else {
-      value.emplace(co_await detail::turn_marker().where(marker, [&] { return call->body(ctx); }));
+      value.emplace(co_await detail::turn_marker().where(call->node, [&] { return call->body(ctx); }));
     }
   } catch (...) {
     error = std::current_exception();  // [TURN-2.5] a throwing turn fails its caller only
   }
   // The bookkeeping runs exactly once, whatever the body did.
-  marker->settled.store(true, std::memory_order_release);
   if (serial) {
     try {
       self->publish_snapshot();
@@ -98,6 +95,7 @@ Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>>
       if (!error) error = std::current_exception();
     }
   }
+  detail::wait_graph().settled(node);  // [WAIT-I2] before the next serial turn can start
   self->turn_settled(running);
   if (!call->trace_call.empty()) [[unlikely]]  // [TRACE-4.3] before the next turn or the caller
     self->trace_turn("turn.end", call->trace_call, "outcome", error ? "error" : "ok");

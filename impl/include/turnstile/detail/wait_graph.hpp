@@ -1,0 +1,206 @@
+// turnstile/detail/wait_graph.hpp: the wait-for relation between turns, the one
+// algorithm behind the await check of [TURN-7.1] (product: StdSync, in
+// activation.cpp) and model/wait_graph_model.cpp (RelacySync).
+//
+// Nodes are calls (one per `Activation::call`, serial or interleaved). A node
+// is queued until its turn starts, running until its result settles, then
+// settled. Two kinds of "waits for" connect them:
+//   - an edge `from -> to`: code that `from`'s turn waits on (its own body, or
+//     a Scope child it joins) is awaiting call `to` ([TURN-7.1]);
+//   - a queued serial node waits for the serial turn that holds its
+//     activation's serial lane (Lane::holder): it starts only after that turn,
+//     and every serial turn between, have settled ([TURN-2.2], [TURN-3.1]).
+// A running node waits for the targets of its edges; a settled node and a
+// queued interleaved node wait for nothing.
+//
+// begin_wait(edge) walks the relation from `edge.to`; if the walk reaches
+// `edge.from`, the await would wait for itself: it is refused and the cycle is
+// returned (every hop, for the error message). Otherwise the edge is inserted.
+//
+// Invariants (cited where maintained):
+//   [WAIT-I1] the check and the insertion of an edge are one critical section
+//             of mu_: of two awaits that would together close a cycle, the
+//             second to take mu_ sees the first's edge and is refused. The
+//             relation stays acyclic, so a refusal is never needed later.
+//   [WAIT-I2] a lane's holder is set by its serial turn as it starts (before
+//             the turn can insert an edge under mu_) and cleared under mu_ as
+//             it settles, before the node can be freed: a walker holding mu_
+//             that reads a holder reads a live node, and sees it as holder if
+//             it has any edge.
+//   [WAIT-I3] an edge is inserted and removed under mu_ by its awaiter, and
+//             lives in the awaiter's frame until removed; its target is kept
+//             alive by that awaiter: every node a walker reaches is alive.
+//   [WAIT-I4] a refusal is a real cycle: every hop was a wait in progress at
+//             the moment of the check (no false positive).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace turnstile::detail {
+
+template <class Sync>
+class BasicWaitGraph {
+ public:
+  class Node;
+
+  // One activation's serial lane.
+  class Lane {
+   public:
+    Lane() = default;
+    Lane(const Lane&) = delete;
+    Lane& operator=(const Lane&) = delete;
+
+   private:
+    friend class BasicWaitGraph;
+    // The serial turn running now, or null [WAIT-I2]. release store at start,
+    // pairs with the acquire load in successors(); cleared under mu_.
+    typename Sync::template atomic<Node*> holder_{nullptr};
+  };
+
+  enum class State : std::uint8_t { queued, running, settled };
+
+  // One wait in progress, `from` awaiting `to`. Lives in the awaiting frame.
+  class Edge {
+   public:
+    Edge(Node* from, Node* to) noexcept : from_(from), to_(to) {}
+    Edge(const Edge&) = delete;
+    Edge& operator=(const Edge&) = delete;
+    Node* from() const noexcept { return from_; }
+    Node* to() const noexcept { return to_; }
+
+   private:
+    friend class BasicWaitGraph;
+    Node* const from_;
+    Node* const to_;
+    typename Sync::template var<Edge*> next_{};  // guarded by mu_
+  };
+
+  class Node {
+   public:
+    Node(Lane* lane, bool serial) noexcept : lane_(lane), serial_(serial) {}
+    Node(const Node&) = delete;
+    Node& operator=(const Node&) = delete;
+    bool serial() const noexcept { return serial_; }
+
+   private:
+    friend class BasicWaitGraph;
+    Lane* const lane_;
+    const bool serial_;
+    // release stores in started()/settled(), pair with the acquire load in
+    // successors(). Mutable: nodes are shared as const markers.
+    mutable typename Sync::template atomic<State> state_{State::queued};
+    mutable typename Sync::template var<Edge*> edges_{};  // guarded by mu_ [WAIT-I3]
+  };
+
+  // One hop of a refused cycle: `node`, and whether the next hop is the turn it
+  // is queued behind (true) or the call it awaits (false).
+  struct Hop {
+    const Node* node;
+    bool queued_behind;
+  };
+
+  BasicWaitGraph() = default;
+  BasicWaitGraph(const BasicWaitGraph&) = delete;
+  BasicWaitGraph& operator=(const BasicWaitGraph&) = delete;
+
+  // The node's turn starts. A serial node becomes its lane's holder.
+  void started(const Node& n) noexcept {
+    n.state_.store(State::running, std::memory_order_release);
+    // [WAIT-I2] release: pairs with the acquire load in successors().
+    if (n.serial_) n.lane_->holder_.store(const_cast<Node*>(&n), std::memory_order_release);
+  }
+
+  // The node's result settled. A serial node leaves its lane, under mu_ so no
+  // walker still reads it once this returns [WAIT-I2].
+  void settled(const Node& n) {
+    if (!n.serial_) {
+      n.state_.store(State::settled, std::memory_order_release);
+      return;
+    }
+    std::lock_guard<typename Sync::mutex> lock(mu_);
+    n.state_.store(State::settled, std::memory_order_release);
+    n.lane_->holder_.store(nullptr, std::memory_order_relaxed);  // under mu_
+  }
+
+  // Inserts `e` unless it would close a cycle; then returns false and fills
+  // `cycle` with the hops from e.from() round to it. [WAIT-I1]
+  bool begin_wait(Edge& e, std::vector<Hop>& cycle) {
+    std::unique_lock<typename Sync::mutex> lock(mu_);
+    if (find_path(e.to_, e.from_, cycle)) {
+      cycle.insert(cycle.begin(), Hop{e.from_, false});
+      return false;
+    }
+#if defined(TURNSTILE_MUTANT_WAIT_CHECK_NOT_ATOMIC)
+    // mutant: [WAIT-I1] the check and the insertion are two critical sections:
+    // two closing awaits may both pass the check
+    lock.unlock();
+    lock.lock();
+#endif
+    e.next_.store(e.from_->edges_.load());
+    e.from_->edges_.store(&e);
+    return true;
+  }
+
+  // Removes `e` (inserted by begin_wait). [WAIT-I3]
+  void end_wait(Edge& e) {
+    std::lock_guard<typename Sync::mutex> lock(mu_);
+    Edge* prev = nullptr;
+    for (Edge* x = e.from_->edges_.load(); x != nullptr; x = x->next_.load()) {
+      if (x == &e) {
+        if (prev == nullptr) {
+          e.from_->edges_.store(e.next_.load());
+        } else {
+          prev->next_.store(e.next_.load());
+        }
+        return;
+      }
+      prev = x;
+    }
+  }
+
+ private:
+  // Depth-first from `start` to `goal` over the waits-for relation, under mu_.
+  // On success `path` holds the hops from `start` to the last node before
+  // `goal`. The relation is acyclic [WAIT-I1]; `seen` keeps shared sub-graphs
+  // (Scope children share their joiner's node) from being walked twice.
+  bool find_path(Node* start, const Node* goal, std::vector<Hop>& path) {
+    std::vector<Node*> seen;
+    return visit(start, goal, path, seen);
+  }
+
+  bool visit(Node* n, const Node* goal, std::vector<Hop>& path, std::vector<Node*>& seen) {
+    if (n == goal) return true;
+    for (Node* s : seen)
+      if (s == n) return false;
+    seen.push_back(n);
+    // acquire: pairs with the release stores in started()/settled().
+    const State st = n->state_.load(std::memory_order_acquire);
+    if (st == State::queued) {
+      if (!n->serial_) return false;  // an interleaved call waits for no turn [TURN-3.2]
+      // acquire: pairs with the release store in started() [WAIT-I2].
+      Node* h = n->lane_->holder_.load(std::memory_order_acquire);
+#if defined(TURNSTILE_MUTANT_WAIT_IGNORE_LANE)
+      h = nullptr;  // mutant: a queued call is taken to wait for nothing
+#endif
+      if (h == nullptr || h == n) return false;
+      path.push_back(Hop{n, true});
+      if (visit(h, goal, path, seen)) return true;
+      path.pop_back();
+      return false;
+    }
+    if (st == State::settled) return false;
+    for (Edge* e = n->edges_.load(); e != nullptr; e = e->next_.load()) {
+      path.push_back(Hop{n, false});
+      if (visit(e->to_, goal, path, seen)) return true;
+      path.pop_back();
+    }
+    return false;
+  }
+
+  typename Sync::mutex mu_;
+};
+
+}  // namespace turnstile::detail
