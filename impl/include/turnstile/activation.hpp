@@ -25,10 +25,15 @@
 //   - Steps of all turns of one activation run one at a time on its Strand, so
 //     between two awaits nothing else touches the state ([TURN-1.2]).
 //   - A throwing turn fails its caller; the next turn still runs ([TURN-2.5]).
-//   - Self-call: a serial call into an activation from inside one of its own
-//     serial turns (directly, or through calls that turn awaits) throws
-//     TurnReentrancyError naming the activation and method at once, instead of
-//     waiting for itself ([TURN-7.1]).
+//   - call() always queues, whoever calls ([TURN-2.2]). Awaiting the returned
+//     Task from a turn that would thereby wait for itself (a self-call, a
+//     cycle through other activations, or a cycle of independent requests)
+//     throws TurnReentrancyError at that co_await, naming every hop; the call
+//     still runs after the turns ahead of it ([TURN-7.1]). An unawaited
+//     self-call runs once the current turn has settled.
+//   - Position ([FL-3.9]): a turn starts with the caller's bindings but not the
+//     caller's position: StateLane::current() is null in it, whatever lane
+//     turn made the call, and its own turn marker is set.
 //   - Slow turns: a turn that runs longer than `slow_turn` is reported once,
 //     to `on_slow_turn` ([TURN-4.2]); at settle, or earlier by
 //     check_slow_turns() / Host::check_slow_turns().
@@ -86,7 +91,7 @@ struct ActivationOptions {
   std::function<Clock::time_point()> clock;    // default: steady_clock::now (inject for tests)
 };
 
-// A serial call that would wait for a turn it is part of. [TURN-7.1]
+// An await of a call that would wait for a turn it is part of. [TURN-7.1]
 class TurnReentrancyError : public std::logic_error {
  public:
   using std::logic_error::logic_error;
