@@ -38,10 +38,22 @@
 //  - The chain is a member of the suite and is destroyed with it, releasing the
 //    tail's reference, before Relacy's end-of-execution leak check.
 //
-// Links are the product's (no hook to count frees), so "every link freed exactly
-// once" is Relacy's allocation tracking: a link never freed is a memory leak, one
-// freed twice a double free, a link (its count or completion word, both rl::
-// atomics) touched after its free an access to freed memory.
+// Links are the product's, instantiated with a model payload (the chain's
+// LinkPayload parameter; the product's is empty): LinkData, a plain Sync::var
+// holding the id of the link's turn. Every holder of a link touches it before
+// letting go, as the frame model reads each frame's value:
+//  - the link's own turn writes its id into it just before settle(mine), the
+//    product's "the turn is done with its link";
+//  - the successor turn reads it after its wait and before Link::release(prev)
+//    (and checks it names the turn that started last);
+//  - ~LinkData, run by `delete` on the thread that drops the last reference,
+//    overwrites it with a poison.
+// So a free not ordered after another holder's use (the last fetch_sub of
+// Link::release without its acquire) is a data race (that holder's access
+// against the poison write), which Relacy sees although the count and the
+// completion word are atomics. Allocation tracking does the rest: a link never
+// freed is a memory leak, one freed twice a double free, one touched after its
+// free an access to freed memory.
 //
 // Arrival order is checked at each turn's start: a turn whose prev is null must
 // be the first to start; otherwise the turn that started last must be the one
@@ -59,11 +71,22 @@
 namespace {
 
 using Sync = turnstile::RelacySync;
-using Chain = turnstile::detail::BasicTurnChain<Sync>;
-using Link = Chain::Link;
 using Completion = turnstile::detail::BasicCompletion<Sync>;
 
 constexpr int kMaxTurns = 4;
+constexpr int kNoTurnYet = -1;  // a link whose turn has not finished
+constexpr int kFreed = -2;      // the poison written when the link is freed
+
+// The model's link payload (see the top): plain data every holder touches
+// before it drops its reference; the free writes a poison into it. Not
+// copyable (Sync::var is not); Relacy's `delete` macro rules out `= delete` here.
+struct LinkData {
+  Sync::var<int> turn{kNoTurnYet};  // the id of the link's turn, written as it ends
+  ~LinkData() { turn.store(kFreed); }  // races with any use not ordered before the free
+};
+
+using Chain = turnstile::detail::BasicTurnChain<Sync, LinkData>;
+using Link = Chain::Link;
 
 using turnstile::model::Resume;  // model_resume.hpp
 
@@ -136,6 +159,12 @@ void run_turn(Harness& h, const Call& c) {
     RL_ASSERT(h.rec[last].mine.load() == c.prev);  // the previous starter is my predecessor
   }
   h.last_started.store(c.id);
+  if (c.prev != nullptr) {
+    // The successor's use of its predecessor link, before it lets go [CHAIN-I3].
+    const int pred = c.prev->payload.turn.load();
+    RL_ASSERT(pred != kFreed);
+    RL_ASSERT(pred == last);  // the link's turn finished and wrote its id before settling
+  }
   Link::release(c.prev);  // the product drops its predecessor before the body runs
 
   // The body: [TURN-3.1] one serial turn at a time, plain state.
@@ -147,6 +176,9 @@ void run_turn(Harness& h, const Call& c) {
   r.runs.store(r.runs.load() + 1);
   h.in_turn.fetch_sub(1, std::memory_order_relaxed);
 
+  // The turn's last use of its own link before settle() drops it [CHAIN-I3].
+  RL_ASSERT(c.mine->payload.turn.load() == kNoTurnYet);
+  c.mine->payload.turn.store(c.id);
   Chain::settle(c.mine);  // [TURN-2.1] hands off to the successor, drops our reference
 }
 

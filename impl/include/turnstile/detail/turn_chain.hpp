@@ -16,7 +16,15 @@
 //              through the link's completion word, [COMP-I2]/[COMP-I4]), so
 //              serial turns never overlap and start in arrival order.
 //   [CHAIN-I3] a link lives while its own turn or its successor holds it
-//              (reference count); the last holder frees it.
+//              (reference count); the last holder frees it, after every
+//              holder's use of it (acq_rel on the count).
+//
+// `LinkPayload` is data carried in each link, default-constructed by attach()
+// and destroyed with the link. The product has none (NoLinkPayload: empty and
+// [[no_unique_address]], so the link's layout and cost are unchanged).
+// model/turn_chain_model.cpp gives each link a plain Sync::var that its turn
+// and its successor both touch before they let go, so that a free not ordered
+// after a holder's use is reported as a data race.
 #pragma once
 
 #include <cstdint>
@@ -26,17 +34,29 @@
 
 namespace turnstile::detail {
 
-template <class Sync>
+// The product's link payload: nothing.
+struct NoLinkPayload {};
+
+template <class Sync, class LinkPayload = NoLinkPayload>
 class BasicTurnChain {
  public:
   class Link {
    public:
     BasicCompletion<Sync> settled;
+    [[no_unique_address]] LinkPayload payload;  // empty in the product (see above)
 
     void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
     static void release(Link* l) noexcept {
-      // [CHAIN-I3] acq_rel: every holder's use happens-before the free.
+#if defined(TURNSTILE_MUTANT_CHAIN_RELEASE_RELAXED)
+      // mutant: the last drop does not acquire the other holder's drop, so that
+      // holder's use of the link is not ordered before the free, breaking [CHAIN-I3].
+      if (l != nullptr && l->refs_.fetch_sub(1, std::memory_order_relaxed) == 1) delete l;
+#else
+      // [CHAIN-I3] acq_rel: the release half publishes this holder's use of the
+      // link; the acquire half (on the last drop) pairs with the other holder's
+      // release, so every holder's use happens-before the free.
       if (l != nullptr && l->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete l;
+#endif
     }
 
    private:
