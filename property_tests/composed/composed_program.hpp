@@ -13,12 +13,16 @@
 //   op      := observe                    check bindings and position now
 //            | yield                      (async)
 //            | where(uK=V){block}         Task body in async blocks, plain in plain ones
-//            | call aN.s|i @now|@later|@never {async block}
+//            | call aN.s|i @now|@later|@never|@child|@detached {async block}
 //                                         Activation::call; the body is the turn; the
 //                                         Task is awaited now, at the end of the
 //                                         fiber's root block (outside any where it was
-//                                         made in), or never. Plain blocks: @never only.
-//            | run LN @now|@later|@never {plain block}
+//                                         made in), never, or handed to another fiber
+//                                         that awaits it: a Scope child (part of the
+//                                         caller's turn, if any) or a detached fiber
+//                                         (part of none): [TURN-7.1] is decided by the
+//                                         awaiter, not the caller. Plain blocks: @never.
+//            | run LN @now|@later|@never|@child|@detached {plain block}
 //                                         StateLane::run (async); in a plain block it is
 //                                         never awaited, and on the item's own lane it
 //                                         must throw LaneReentrancyError
@@ -26,7 +30,7 @@
 //            | spawn {async block}        Scope child, joined at the end of the block
 //            | detach {async block}       detach(): starts with nothing
 //            | task {async block}         ctx.task (in a turn only): no bindings, no turn
-//            | turn @now|@never {async block}
+//            | turn @now|@later|@never|@child|@detached {async block}
 //                                         TaskContext::turn(fn) (in a turn or a task):
 //                                         a full serial turn of that activation
 //            | send {async block}         Channel handoff of FiberContext::capture();
@@ -41,7 +45,7 @@
 //                                         the fiber's root block, outside uK's where:
 //                                         the body sees the awaiter's bindings plus uJ=W
 //                                         ([FL-4.7]: it binds from the moment it starts)
-//            | table OP aX sY @now|@never BindingTable op, then consistent() submitted in
+//            | table OP aX sY @now|@never BindingTable op (other modes: @now), then consistent() submitted in
 //                                         the same step (so it runs right after the op's
 //                                         turn); @never: awaited by a collector at the end
 #pragma once
@@ -85,7 +89,7 @@ enum class Kind {
 };
 inline constexpr int kKinds = static_cast<int>(Kind::Table) + 1;
 
-enum class Await { Now, Later, Never };
+enum class Await { Now, Later, Never, Child, Detached };
 enum class TableOp { Bind, Rebind, Unbind, SessionOf, ActorOf, Size };
 inline constexpr int kTableOps = static_cast<int>(TableOp::Size) + 1;
 
@@ -111,7 +115,14 @@ struct Program {
 // ------------------------------------------------------------------ printing
 
 inline const char* await_name(Await a) {
-  return a == Await::Now ? "@now" : a == Await::Later ? "@later" : "@never";
+  switch (a) {
+    case Await::Now: return "@now";
+    case Await::Later: return "@later";
+    case Await::Never: return "@never";
+    case Await::Child: return "@child";
+    case Await::Detached: return "@detached";
+  }
+  return "?";
 }
 inline const char* table_name(TableOp t) {
   switch (t) {
@@ -230,11 +241,15 @@ inline rc::Gen<std::vector<Op>> gen_body(const Mix& mix, int depth, Features f) 
 
 inline rc::Gen<Await> gen_await(const Mix& mix, bool async) {
   if (!async) return rc::gen::just(Await::Never);
-  return rc::gen::map(uniform_in(0, 7), [=](std::size_t x) {
-    const auto now = static_cast<std::size_t>(2 * mix.await_now_in_4);
+  return rc::gen::map(uniform_in(0, 11), [=](std::size_t x) {
+    const auto now = static_cast<std::size_t>(3 * mix.await_now_in_4);
     if (x < now) return Await::Now;
-    if (x < now + (8 - now) / 2) return Await::Later;
-    return Await::Never;
+    switch ((x - now) % 4) {
+      case 0: return Await::Later;
+      case 1: return Await::Never;
+      case 2: return Await::Child;
+      default: return Await::Detached;
+    }
   });
 }
 

@@ -709,8 +709,38 @@ inline Task<> worker(World* w, int wi) {
   ++w->finished;
 }
 
+// @child / @detached: another fiber awaits the call (or lane run) `id`.
+inline Task<> await_elsewhere(World* w, Ctx c, bool is_call, int id, std::optional<Task<int>> call,
+                              std::optional<Task<>> run) {
+  w->observe(c, "start");
+  if (is_call) {
+    Task<> a = await_call(w, c, id, std::move(*call));
+    co_await std::move(a);
+  } else {
+    Task<> a = await_lane(w, c, id, std::move(*run));
+    co_await std::move(a);
+  }
+  ++w->finished;
+}
+
+// Hands the Task to a Scope child of `c` (same position, same turn) or to a
+// detached fiber (nothing flows).
+inline void hand_off(World* w, const Ctx& c, Scope* scope, Await mode, bool is_call, int id,
+                     std::optional<Task<int>> call, std::optional<Task<>> run) {
+  ++w->scheduled;
+  if (mode == Await::Child) {
+    Ctx child = c;
+    child.name = c.name + "/awaiting child";
+    scope->spawn(await_elsewhere(w, child, is_call, id, std::move(call), std::move(run)));
+  } else {
+    Ctx d;
+    d.name = "detached awaiter of " + c.name;
+    detach(w->sched, await_elsewhere(w, d, is_call, id, std::move(call), std::move(run)));
+  }
+}
+
 // Makes a call (or a turn(fn)) and awaits it as the op says.
-inline Task<> do_call(World* w, Ctx c, const Op* op, bool via_turn) {
+inline Task<> do_call(World* w, Ctx c, const Op* op, bool via_turn, Scope* scope) {
   const int act = via_turn ? c.act : op->a % w->prog.activations;
   const bool serial = via_turn || !op->inter;
   const std::string method = via_turn ? "turn" : serial ? "s" : "i";
@@ -738,6 +768,8 @@ inline Task<> do_call(World* w, Ctx c, const Op* op, bool via_turn) {
     p.id = id;
     p.call.emplace(std::move(*t));
     c.pending->push_back(std::move(p));
+  } else if (op->await == Await::Child || op->await == Await::Detached) {
+    hand_off(w, c, scope, op->await, true, id, std::move(t), std::nullopt);
   }  // Never: dropped; the turn runs all the same
 }
 
@@ -760,7 +792,7 @@ inline Task<> exec_op(World* w, Ctx c, const Op* op, Scope* scope) {
       break;
     }
     case Kind::Call: {
-      Task<> t = do_call(w, c, op, false);
+      Task<> t = do_call(w, c, op, false, scope);
       co_await std::move(t);
       break;
     }
@@ -769,7 +801,7 @@ inline Task<> exec_op(World* w, Ctx c, const Op* op, Scope* scope) {
         w->observe(c, "observe");
         break;
       }
-      Task<> t = do_call(w, c, op, true);
+      Task<> t = do_call(w, c, op, true, scope);
       co_await std::move(t);
       break;
     }
@@ -794,6 +826,8 @@ inline Task<> exec_op(World* w, Ctx c, const Op* op, Scope* scope) {
         p.id = id;
         p.task.emplace(std::move(*t));
         c.pending->push_back(std::move(p));
+      } else if (op->await == Await::Child || op->await == Await::Detached) {
+        hand_off(w, c, scope, op->await, false, id, std::nullopt, std::move(t));
       }
       break;
     }
@@ -904,7 +938,8 @@ inline Task<> exec_block(World* w, Ctx c, const std::vector<Op>* ops) {
     }
   }
   try {
-    co_await scope.join();
+    Task<> joined = scope.join();
+    co_await std::move(joined);
   } catch (const std::exception& e) {
     w->error("general", c.name + " join threw " + e.what());
   }
