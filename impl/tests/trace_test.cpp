@@ -238,8 +238,8 @@ TEST(TraceSink, CaptureAndRunEmitCaptureInstallUninstall) {
   EXPECT_EQ(l[6], "fl.uninstall f0 ctx=c1");
 }
 
-// spec: [TRACE-4.3]
-TEST(TraceSink, ActivationCallEmitsCallTurnAndRefusedSelfCall) {
+// spec: [TRACE-4.3] [TURN-7.1]
+TEST(TraceSink, ActivationCallEmitsCallTurnAwaitAndRefusedAwait) {
   RecordingSink sink;
   Installed installed(&sink);
   ManualScheduler s;
@@ -247,9 +247,18 @@ TEST(TraceSink, ActivationCallEmitsCallTurnAndRefusedSelfCall) {
   auto body = [&]() -> Task<> {
     auto turn = [&](TurnContext<int>&) -> Task<> {
       auto self = [](TurnContext<int>&) -> Task<> { co_return; };
-      trace::ScopedLabel label("c2");
-      EXPECT_THROW((void)act.call("m", self), TurnReentrancyError);
-      co_return;
+      Task<> inner;
+      {
+        trace::ScopedLabel label("c2");
+        inner = act.call("m", self);  // queues: never refused at the call [TURN-7.1]
+      }
+      bool refused = false;
+      try {
+        co_await std::move(inner);
+      } catch (const TurnReentrancyError&) {
+        refused = true;
+      }
+      EXPECT_TRUE(refused);
     };
     Task<> t;
     {
@@ -264,13 +273,20 @@ TEST(TraceSink, ActivationCallEmitsCallTurnAndRefusedSelfCall) {
   }
   s.run_until_idle();
   const auto l = sink.lines();
-  ASSERT_EQ(l.size(), 7u);
+  std::string all;
+  for (const auto& x : l) all += x + "\n";
+  ASSERT_EQ(l.size(), 12u) << all;
   EXPECT_EQ(l[1], "turn.call f0 act=A call=c1 method=m mode=serial op=c1");
   EXPECT_EQ(l[2], "fiber.spawn f0 child=A:c1 structured=true");
-  EXPECT_EQ(l[3], "turn.start A:c1 act=A call=c1");
-  EXPECT_EQ(l[4], "turn.call A:c1 act=A call=c2 method=m mode=serial op=c2");
-  EXPECT_EQ(l[5], "turn.refused A:c1 act=A call=c2 reason=self-call");
-  EXPECT_EQ(l[6], "turn.end A:c1 act=A call=c1 outcome=ok");
+  EXPECT_EQ(l[3], "turn.await f0 act=A call=c1");
+  EXPECT_EQ(l[4], "turn.start A:c1 act=A call=c1");
+  EXPECT_EQ(l[5], "turn.call A:c1 act=A call=c2 method=m mode=serial op=c2");
+  EXPECT_EQ(l[6], "fiber.spawn A:c1 child=A:c2 structured=true");
+  EXPECT_EQ(l[7], "turn.await A:c1 act=A call=c2");
+  EXPECT_EQ(l[8], "turn.await_refused A:c1 act=A call=c2 reason=wait-cycle");
+  EXPECT_EQ(l[9], "turn.end A:c1 act=A call=c1 outcome=ok");
+  EXPECT_EQ(l[10], "turn.start A:c2 act=A call=c2");  // the refused await's call still runs
+  EXPECT_EQ(l[11], "turn.end A:c2 act=A call=c2 outcome=ok");
 }
 
 // spec: [TRACE-4.3]

@@ -34,6 +34,7 @@
 //             the moment of the check (no false positive).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <utility>
@@ -173,8 +174,7 @@ class BasicWaitGraph {
 
   bool visit(Node* n, const Node* goal, std::vector<Hop>& path, std::vector<Node*>& seen) {
     if (n == goal) return true;
-    for (Node* s : seen)
-      if (s == n) return false;
+    if (std::find(seen.begin(), seen.end(), n) != seen.end()) return false;
     seen.push_back(n);
     // acquire: pairs with the release stores in started()/settled().
     const State st = n->state_.load(std::memory_order_acquire);
