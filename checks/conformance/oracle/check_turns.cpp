@@ -291,7 +291,9 @@ class TurnChecker {
                  q(e.fiber) + ", which began no await of it");
       return;
     }
-    const Await& a = awaits_[paired->second];
+    const auto found = awaits_.find(paired->second);
+    if (found == awaits_.end()) return;  // its await named a call never made: reported there
+    const Await& a = found->second;
     const std::string what = "the await of call " + q(c.id) + " on activation " + q(c.act) +
                              " by fiber " + q(e.fiber) + " was refused";
     std::vector<std::size_t> lines = {c.line, a.line, e.line};
@@ -322,22 +324,35 @@ class TurnChecker {
     for (const Await* w : n->waits) out.push_back(Hop{w->target, w});
   }
 
-  // Depth first from `from` to `goal`; on success `path` holds the hops from
-  // `from` to the last node before `goal` (each hop: the node and how it
-  // waits for the next).
+  // Depth first from `from` to `goal` (iterative: a trace may hold long
+  // chains of waits); on success `path` holds the hops from `from` to the last
+  // node before `goal` (each hop: the node and how it waits for the next).
   bool find_path(Call* from, const Call* goal, std::vector<Hop>& path) const {
-    std::set<const Call*> seen;
-    return visit(from, goal, path, seen);
-  }
-  bool visit(Call* n, const Call* goal, std::vector<Hop>& path, std::set<const Call*>& seen) const {
-    if (n == goal) return true;
-    if (!seen.insert(n).second) return false;
-    std::vector<Hop> next;
-    successors(n, next);
-    for (const Hop& h : next) {
-      path.push_back(Hop{n, h.via});
-      if (visit(h.node, goal, path, seen)) return true;
-      path.pop_back();
+    if (from == goal) return true;
+    struct Frame {
+      Call* node;
+      std::vector<Hop> next;
+      std::size_t at = 0;
+    };
+    std::set<const Call*> seen = {from};
+    std::vector<Frame> stack(1, Frame{from, {}});
+    successors(from, stack.back().next);
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.at == f.next.size()) {
+        stack.pop_back();
+        continue;
+      }
+      const Hop h = f.next[f.at++];
+      if (h.node == goal || seen.insert(h.node).second) {
+        if (h.node == goal) {
+          for (const Frame& g : stack) path.push_back(Hop{g.node, g.next[g.at - 1].via});
+          return true;
+        }
+        Frame child{h.node, {}};
+        successors(h.node, child.next);
+        stack.push_back(std::move(child));
+      }
     }
     return false;
   }
@@ -370,27 +385,52 @@ class TurnChecker {
   // an unrefused await was reported there), and every call that waits for one
   // is stuck in that hang: what it leaves unsettled is not reported again.
   void stuck_at_end(const Event& end) {
-    for (auto& [line, a] : awaits_) {
-      if (!a.edge) continue;
-      std::vector<Hop> path;
-      if (!find_path(a.target, a.waiter, path)) continue;
-      path.insert(path.begin(), Hop{a.waiter, &a});
-      for (const Hop& h : path) stuck_.insert(h.node);
-      report_cycle(path, {end.line}, "it is still open at `end`: a possible hang");
+    // Peel off every unsettled call that cannot reach a cycle (it waits for
+    // nothing, or only for calls peeled already); what remains is on a cycle
+    // of waits or waits for one.
+    std::map<const Call*, std::size_t> out;
+    std::map<const Call*, std::vector<const Call*>> waiters;
+    std::vector<const Call*> free;
+    for (auto& [key, c] : calls_) {
+      std::vector<Hop> next;
+      successors(&c, next);
+      out[&c] = next.size();
+      for (const Hop& h : next) waiters[h.node].push_back(&c);
+      if (next.empty()) free.push_back(&c);
     }
-    for (bool grew = true; grew;) {  // whatever waits for a stuck call is stuck
-      grew = false;
-      for (auto& [key, c] : calls_) {
-        if (stuck_.count(&c) != 0) continue;
+    while (!free.empty()) {
+      const Call* n = free.back();
+      free.pop_back();
+      for (const Call* w : waiters[n])
+        if (--out[w] == 0) free.push_back(w);
+    }
+    for (const auto& [c, left] : out)
+      if (left != 0) stuck_.insert(c);
+    // Report each cycle not reported yet: walk from a stuck call along stuck
+    // successors until a call repeats.
+    std::set<const Call*> walked;
+    for (const Call* s : stuck_) {
+      if (walked.count(s) != 0) continue;
+      std::vector<Hop> trail;
+      std::map<const Call*, std::size_t> at;
+      Call* n = const_cast<Call*>(s);
+      while (at.count(n) == 0 && walked.count(n) == 0) {
+        at[n] = trail.size();
+        walked.insert(n);
         std::vector<Hop> next;
-        successors(&c, next);
-        for (const Hop& h : next) {
-          if (stuck_.count(h.node) == 0) continue;
-          stuck_.insert(&c);
-          grew = true;
-          break;
-        }
+        successors(n, next);
+        const auto it = std::find_if(next.begin(), next.end(),
+                                     [&](const Hop& h) { return stuck_.count(h.node) != 0; });
+        if (it == next.end()) break;  // cannot happen: a stuck call waits for a stuck call
+        trail.push_back(Hop{n, it->via});
+        n = it->node;
       }
+      if (at.count(n) == 0) continue;  // joined a walk already done
+      const std::vector<Hop> cycle(trail.begin() + static_cast<std::ptrdiff_t>(at[n]), trail.end());
+      bool known = false;
+      for (const auto& r : reported_)
+        for (const Hop& h : cycle) known = known || r.count(h.node) != 0;
+      if (!known) report_cycle(cycle, {end.line}, "it is still open at `end`: a possible hang");
     }
     for (const Call* c : stuck_)
       if (c->start != 0) r_.stuck_fibers.insert(c->start_fiber);
