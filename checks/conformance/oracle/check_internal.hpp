@@ -4,8 +4,8 @@
 // turns). Each reports violations found while walking the trace at once, and
 // leaves the ones found at the `end` marker (something never settled) as
 // candidates: an item or turn that never settled because its fiber is stuck in
-// a possible hang (an unanswered reentrant run, an unanswered self-call) is part
-// of that hang, already reported, and is not reported again.
+// a possible hang (an unanswered reentrant run, a cycle of waits between turns)
+// is part of that hang, already reported, and is not reported again.
 #pragma once
 
 #include <cstddef>

@@ -1,15 +1,36 @@
 // oracle/check_turns.cpp: the actor-turn rules of spec/trace-format.md section
-// 5, checked per activation.
+// 5, checked per activation, and the wait-for relation of [TURN-7.1] across
+// activations.
 //
-// A call is made from the turn its caller fiber was running (the innermost
-// open `turn.start` that fiber emitted, if any). The self-call chain of a
-// serial call into A walks from that turn to the turn its own call was made
-// from, and so on, while those turns are still open; the call is a self-call
-// when the chain reaches a serial turn of A ([TURN-7.1]). A `turn.reentry` is
-// a serial call ([TURN-5.2]); a violation involving one is reported as TURN-5.2.
+// A call is queued from its `turn.call` to its `turn.start`, running until its
+// `turn.end`, then settled. A call is never refused at the call: a
+// `turn.refused` (format 1 keeps it parseable) is itself a TURN-7.1 violation.
+//
+// The wait-for relation is rebuilt from the trace ([TURN-7.1]):
+//   - a `turn.await` on fiber F is attributed to the innermost turn F is part
+//     of: the innermost actor turn F itself opened (`turn.start` .. `turn.end`),
+//     nothing inside a lane turn F opened (a lane turn starts with no actor
+//     turn), else, for a structured child (`fiber.spawn` with structured: true),
+//     what its parent was part of at the spawn. Handoffs (structured: false)
+//     and root fibers are part of no turn. That turn waits for the awaited call
+//     from the `turn.await` until the call's `turn.end` (an edge);
+//   - a queued serial call waits for the serial turn open on its activation
+//     (the holder); a running call waits for the calls it awaits; queued
+//     interleaved, settled and refused calls wait for nothing.
+// An await that is not refused and closes a cycle of that relation is a
+// possible hang; a `turn.await_refused` whose await closes no cycle is a false
+// refusal. Which awaits are refused is read ahead (a pre-pass pairs each
+// `turn.await_refused` with the await it answers): a refused await never
+// becomes an edge, so two awaits racing to close one cycle are judged as the
+// runtime judged them (the one refused is the one that would have closed it),
+// whatever the order their `turn.await` lines were written in.
+//
+// A `turn.reentry` is a serial call ([TURN-5.2]); a violation of TURN-2.x or
+// TURN-3.1 involving one is reported as TURN-5.2.
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <set>
 
 #include "oracle/check_internal.hpp"
 
@@ -17,14 +38,24 @@ namespace turnstile::oracle::detail {
 
 namespace {
 
+struct Call;
+
+// One `turn.await`: `waiter` (a turn, or null) awaits call `target`.
+struct Await {
+  std::string fiber;
+  Call* waiter = nullptr;
+  Call* target = nullptr;
+  std::size_t line = 0;
+  bool edge = false;  // a live edge of the wait-for relation
+};
+
 struct Call {
   std::string act, id, fiber, start_fiber;
   bool serial = true;
   bool reentry = false;
-  bool self_call = false;  // the oracle's verdict at the call: must be refused
   std::size_t line = 0, refused = 0, start = 0, end = 0;
-  Call* made_from = nullptr;  // the open turn the call was made from, if any
-  std::vector<std::size_t> chain;  // lines of the turns that make it a self-call
+  std::vector<Await*> waits;       // live edges out of this call's turn
+  std::vector<Await*> awaited_by;  // live edges into this call
 };
 
 struct Activation {
@@ -32,11 +63,43 @@ struct Activation {
   std::vector<Call*> open_serial;
 };
 
+// One hop of a cycle: `node` waits for the next hop's node, behind it in its
+// activation's queue (`via` null) or awaiting it (`via`).
+struct Hop {
+  Call* node;
+  const Await* via;
+};
+
+// Pairs each `turn.await_refused` with the `turn.await` it answers: the latest
+// unanswered await of that call on that fiber before it.
+struct Refusals {
+  std::map<std::size_t, std::size_t> of_await;   // await line -> refusal line
+  std::map<std::size_t, std::size_t> of_refusal; // refusal line -> await line
+
+  explicit Refusals(const Trace& trace) {
+    std::map<std::string, std::vector<std::size_t>> open;  // fiber\nact\ncall -> await lines
+    for (const Event& e : trace.events) {
+      if (e.ev != "turn.await" && e.ev != "turn.await_refused") continue;
+      auto& lines = open[e.fiber + '\n' + e.str("act") + '\n' + e.str("call")];
+      if (e.ev == "turn.await") {
+        lines.push_back(e.line);
+      } else if (!lines.empty()) {
+        of_await[lines.back()] = e.line;
+        of_refusal[e.line] = lines.back();
+        lines.pop_back();
+      }
+    }
+  }
+};
+
 class TurnChecker {
  public:
-  explicit TurnChecker(Report& report) : r_(report) {}
+  TurnChecker(Report& report, const Refusals& refusals) : r_(report), refusals_(refusals) {}
 
   void on_event(const Event& e) {
+    if (e.ev == "fiber.spawn") return spawn(e);
+    if (e.ev == "lane.turn_start") return position_[e.fiber].push_back(nullptr);  // no actor turn
+    if (e.ev == "lane.turn_end") return leave_lane(e.fiber);
     if (e.ev.rfind("turn.", 0) != 0) return;
     const std::string& act = e.str("act");
     if (e.ev == "turn.task_start") {
@@ -56,30 +119,21 @@ class TurnChecker {
     if (e.ev == "turn.refused") return refused(e, c);
     if (e.ev == "turn.start") return start(e, c);
     if (e.ev == "turn.end") return end(e, c);
+    if (e.ev == "turn.await") return await(e, c);
+    if (e.ev == "turn.await_refused") return await_refused(e, c);
   }
 
   void at_end(const Event& end) {
+    stuck_at_end(end);
     for (auto& [key, c] : calls_) {
       const std::string scope = "act:" + c.act;
       if (c.refused != 0) continue;
-      if (c.start == 0) {
-        if (c.self_call) {  // [TURN-7.1] left waiting, a self-call is a possible hang
-          std::vector<std::size_t> lines = c.chain;
-          lines.push_back(c.line);
-          lines.push_back(end.line);
-          r_.add("TURN-7.1", lines, "serial call " + q(c.id) + " into activation " + q(c.act) +
-                                        " waits for a turn it is part of and was never refused:"
-                                        " a possible hang");
-          for (Call* t = c.made_from; t != nullptr && t->end == 0; t = t->made_from) {
-            r_.stuck_fibers.insert(t->start_fiber);
-          }
-          r_.stuck_fibers.insert(c.fiber);
-        } else {  // [TURN-2.1] every call not refused starts
-          r_.unsettled.push_back({{c.reentry ? "TURN-5.2" : "TURN-2.1", {c.line, end.line},
-                                   "call " + q(c.id) + " on activation " + q(c.act) +
-                                       " never started its turn before `end`", false},
-                                  "", scope});
-        }
+      if (c.start == 0) {  // [TURN-2.1] every call starts (a refused await does not cancel it)
+        if (stuck_.count(&c) != 0) continue;  // queued in a reported hang
+        r_.unsettled.push_back({{c.reentry ? "TURN-5.2" : "TURN-2.1", {c.line, end.line},
+                                 "call " + q(c.id) + " on activation " + q(c.act) +
+                                     " never started its turn before `end`", false},
+                                "", scope});
       } else if (c.end == 0) {  // [TURN-2.1] every started turn ends
         r_.unsettled.push_back({{c.reentry ? "TURN-5.2" : "TURN-2.1", {c.start, end.line},
                                  "turn of call " + q(c.id) + " on activation " + q(c.act) +
@@ -91,6 +145,29 @@ class TurnChecker {
   }
 
  private:
+  // ------------------------------------------------------------- positions
+  void spawn(const Event& e) {
+    if (!e.flag("structured")) return;  // a handoff is part of no turn
+    const std::string& child = e.str("child");
+    if (position_.count(child) != 0 || inherited_.count(child) != 0) return;  // FL-3.2/3.4 report it
+    inherited_[child] = part_of(e.fiber);  // a Scope child counts as its parent's turn
+  }
+
+  void leave_lane(const std::string& fiber) {
+    auto& pos = position_[fiber];
+    const auto it = std::find(pos.rbegin(), pos.rend(), nullptr);
+    if (it != pos.rend()) pos.erase(std::next(it).base());
+  }
+
+  // The turn that code on `fiber` is part of now, or null.
+  Call* part_of(const std::string& fiber) const {
+    if (const auto p = position_.find(fiber); p != position_.end() && !p->second.empty())
+      return p->second.back();  // null inside a lane turn
+    const auto i = inherited_.find(fiber);
+    return i == inherited_.end() ? nullptr : i->second;
+  }
+
+  // ----------------------------------------------------------------- calls
   void call(const Event& e, const std::string& act, const std::string& id, const std::string& key) {
     const bool reentry = e.ev == "turn.reentry";
     if (calls_.count(key) != 0) {  // [TURN-2.1] a call id is one call
@@ -112,22 +189,7 @@ class TurnChecker {
                                          " from task " + q(e.str("task")) + ", which was never started");
       }
     }
-    const auto& running = fiber_turns_[e.fiber];
-    c.made_from = running.empty() ? nullptr : running.back();
-    if (c.serial) {
-      // [TURN-7.1] the chain of open turns this call is made from.
-      std::vector<std::size_t> chain;
-      for (Call* t = c.made_from; t != nullptr && t->end == 0; t = t->made_from) {
-        chain.push_back(t->start);
-        if (t->act == act && t->serial) {
-          c.self_call = true;
-          c.chain = chain;
-          break;
-        }
-        if (chain.size() > calls_.size()) break;  // cannot cycle, but stay bounded
-      }
-      activations_[act].queue.push_back(&c);
-    }
+    if (c.serial) activations_[act].queue.push_back(&c);  // [TURN-7.1] a call always queues
   }
 
   void refused(const Event& e, Call& c) {
@@ -138,12 +200,11 @@ class TurnChecker {
     }
     c.refused = e.line;
     dequeue(c);
-    if (!c.self_call) {  // [TURN-7.1] only a self-call is refused
-      r_.add("TURN-7.1", {c.line, e.line},
-             std::string(c.serial ? "serial" : "interleaved") + " call " + q(c.id) +
-                 " on activation " + q(c.act) +
-                 " was refused as a self-call but no open serial turn of it made the call");
-    }
+    // [TURN-7.1] the check belongs to the await: call() always queues.
+    r_.add("TURN-7.1", {c.line, e.line},
+           std::string(c.serial ? "serial" : "interleaved") + " call " + q(c.id) + " on activation " +
+               q(c.act) + " was refused at the call (`turn.refused`); a call always queues, and only "
+               "an await that would close a cycle of waits is refused (`turn.await_refused`)");
   }
 
   void start(const Event& e, Call& c) {
@@ -155,28 +216,20 @@ class TurnChecker {
     }
     c.start = e.line;
     c.start_fiber = e.fiber;
-    fiber_turns_[e.fiber].push_back(&c);
+    position_[e.fiber].push_back(&c);
     if (!c.serial) return;  // an interleaved turn waits for nothing ([TURN-3.2])
     Activation& a = activations_[c.act];
-    if (c.self_call) {  // [TURN-7.1] it had to be refused at the call
-      std::vector<std::size_t> lines = c.chain;
-      lines.push_back(c.line);
-      lines.push_back(e.line);
-      r_.add("TURN-7.1", lines, "serial call " + q(c.id) + " into activation " + q(c.act) +
-                                    " was made from inside a serial turn of it and was not refused");
-    } else {
-      if (!a.open_serial.empty()) {  // [TURN-3.1] one serial turn at a time
-        const Call& other = *a.open_serial.back();
-        r_.add(c.reentry || other.reentry ? "TURN-5.2" : "TURN-3.1", {other.start, e.line},
-               "serial turn of call " + q(c.id) + " on activation " + q(c.act) +
-                   " started while serial turn " + q(other.id) + " was still open");
-      }
-      if (!a.queue.empty() && a.queue.front() != &c) {  // [TURN-2.2] in call order
-        const Call& first = *a.queue.front();
-        r_.add(c.reentry || first.reentry ? "TURN-5.2" : "TURN-2.2", {first.line, c.line, e.line},
-               "serial turn of call " + q(c.id) + " on activation " + q(c.act) +
-                   " started before call " + q(first.id) + ", which was made earlier");
-      }
+    if (!a.open_serial.empty()) {  // [TURN-3.1] one serial turn at a time
+      const Call& other = *a.open_serial.back();
+      r_.add(c.reentry || other.reentry ? "TURN-5.2" : "TURN-3.1", {other.start, e.line},
+             "serial turn of call " + q(c.id) + " on activation " + q(c.act) +
+                 " started while serial turn " + q(other.id) + " was still open");
+    }
+    if (!a.queue.empty() && a.queue.front() != &c) {  // [TURN-2.2] in call order
+      const Call& first = *a.queue.front();
+      r_.add(c.reentry || first.reentry ? "TURN-5.2" : "TURN-2.2", {first.line, c.line, e.line},
+             "serial turn of call " + q(c.id) + " on activation " + q(c.act) +
+                 " started before call " + q(first.id) + ", which was made earlier");
     }
     dequeue(c);
     a.open_serial.push_back(&c);
@@ -190,10 +243,17 @@ class TurnChecker {
       return;
     }
     c.end = e.line;
-    auto& turns = fiber_turns_[c.start_fiber];
-    turns.erase(std::remove(turns.begin(), turns.end(), &c), turns.end());
+    auto& pos = position_[c.start_fiber];
+    pos.erase(std::remove(pos.begin(), pos.end(), &c), pos.end());
     auto& open = activations_[c.act].open_serial;
     open.erase(std::remove(open.begin(), open.end(), &c), open.end());
+    // The awaits of this call are over: their waiters resume after this event.
+    for (Await* a : c.awaited_by) {
+      a->edge = false;
+      auto& w = a->waiter->waits;
+      w.erase(std::remove(w.begin(), w.end(), a), w.end());
+    }
+    c.awaited_by.clear();
   }
 
   void dequeue(const Call& c) {
@@ -201,17 +261,202 @@ class TurnChecker {
     queue.erase(std::remove(queue.begin(), queue.end(), &c), queue.end());
   }
 
+  // ---------------------------------------------------------------- awaits
+  void await(const Event& e, Call& c) {
+    Await& a = awaits_[e.line];
+    a.fiber = e.fiber;
+    a.waiter = part_of(e.fiber);
+    a.target = &c;
+    a.line = e.line;
+    // A refused await never waits: it is judged at its refusal. An await with
+    // no turn behind it, or of a call already settled, adds no wait of a turn.
+    if (refusals_.of_await.count(e.line) != 0) return;
+    if (a.waiter == nullptr || c.end != 0 || c.refused != 0) return;
+    std::vector<Hop> path;
+    const bool closes = find_path(&c, a.waiter, path);
+    a.edge = true;
+    a.waiter->waits.push_back(&a);
+    c.awaited_by.push_back(&a);
+    if (!closes) return;
+    path.insert(path.begin(), Hop{a.waiter, &a});
+    report_cycle(path, {}, "the await at line " + std::to_string(e.line) +
+                               " closes it and was not refused: a possible hang");
+  }
+
+  void await_refused(const Event& e, Call& c) {
+    const auto paired = refusals_.of_refusal.find(e.line);
+    if (paired == refusals_.of_refusal.end()) {  // [TURN-7.1] an answer to no await
+      r_.add("TURN-7.1", {c.line, e.line},
+             "refusal of an await of call " + q(c.id) + " on activation " + q(c.act) + " by fiber " +
+                 q(e.fiber) + ", which began no await of it");
+      return;
+    }
+    const auto found = awaits_.find(paired->second);
+    if (found == awaits_.end()) return;  // its await named a call never made: reported there
+    const Await& a = found->second;
+    const std::string what = "the await of call " + q(c.id) + " on activation " + q(c.act) +
+                             " by fiber " + q(e.fiber) + " was refused";
+    std::vector<std::size_t> lines = {c.line, a.line, e.line};
+    if (a.waiter == nullptr) {  // [TURN-7.1] no turn waits: nothing can wait for it
+      r_.add("TURN-7.1", lines, what + " but that fiber is part of no turn, so the await closes no "
+                                       "cycle of waits (a false refusal)");
+      return;
+    }
+    std::vector<Hop> path;
+    if (c.end != 0 || c.refused != 0 || !find_path(&c, a.waiter, path)) {
+      lines.push_back(a.waiter->start);
+      r_.add("TURN-7.1", lines, what + " but turn " + q(a.waiter->id) + " of " + q(a.waiter->act) +
+                                    " awaiting it closes no cycle of waits (a false refusal)");
+    }
+  }
+
+  // The calls `n` waits for now, and how.
+  void successors(Call* n, std::vector<Hop>& out) const {
+    if (n->refused != 0 || n->end != 0) return;  // settled: waits for nothing
+    if (n->start == 0) {
+      if (!n->serial) return;  // a queued interleaved call waits for no turn [TURN-3.2]
+      const auto a = activations_.find(n->act);
+      if (a == activations_.end() || a->second.open_serial.empty()) return;
+      Call* holder = a->second.open_serial.back();
+      if (holder != n) out.push_back(Hop{holder, nullptr});
+      return;
+    }
+    for (const Await* w : n->waits) out.push_back(Hop{w->target, w});
+  }
+
+  // Depth first from `from` to `goal` (iterative: a trace may hold long
+  // chains of waits); on success `path` holds the hops from `from` to the last
+  // node before `goal` (each hop: the node and how it waits for the next).
+  bool find_path(Call* from, const Call* goal, std::vector<Hop>& path) const {
+    if (from == goal) return true;
+    struct Frame {
+      Call* node;
+      std::vector<Hop> next;
+      std::size_t at = 0;
+    };
+    std::set<const Call*> seen = {from};
+    std::vector<Frame> stack(1, Frame{from, {}});
+    successors(from, stack.back().next);
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.at == f.next.size()) {
+        stack.pop_back();
+        continue;
+      }
+      const Hop h = f.next[f.at++];
+      if (h.node == goal || seen.insert(h.node).second) {
+        if (h.node == goal) {
+          for (const Frame& g : stack) path.push_back(Hop{g.node, g.next[g.at - 1].via});
+          return true;
+        }
+        Frame child{h.node, {}};
+        successors(h.node, child.next);
+        stack.push_back(std::move(child));
+      }
+    }
+    return false;
+  }
+
+  static std::string describe(const Call& c, bool as_turn) {
+    return (as_turn ? "turn " : "call ") + q(c.id) + (as_turn ? " of " : " into ") + q(c.act) +
+           (c.serial ? "" : " (interleaved)");
+  }
+
+  // Reports the cycle `hops` (each hop waits for the next, the last for the
+  // first) under TURN-7.1 with the lines of every hop, once per set of calls.
+  void report_cycle(const std::vector<Hop>& hops, std::vector<std::size_t> lines, const std::string& why) {
+    std::set<const Call*> nodes;
+    for (const Hop& h : hops) nodes.insert(h.node);
+    if (!reported_.insert(nodes).second) return;
+    std::string msg = "a cycle of waits: ";
+    for (std::size_t i = 0; i < hops.size(); ++i) {
+      const Call& n = *hops[i].node;
+      const Call& next = *hops[(i + 1) % hops.size()].node;
+      lines.push_back(n.start != 0 ? n.start : n.line);
+      if (hops[i].via != nullptr) lines.push_back(hops[i].via->line);
+      msg += i == 0 ? describe(n, true) + " " : std::string(", which ");
+      msg += hops[i].via != nullptr ? "awaits " + describe(next, false)
+                                    : "is queued behind " + describe(next, true);
+    }
+    r_.add("TURN-7.1", lines, msg + "; " + why);
+  }
+
+  // At `end`: every cycle of waits still open is reported (once: one closed by
+  // an unrefused await was reported there), and every call that waits for one
+  // is stuck in that hang: what it leaves unsettled is not reported again.
+  void stuck_at_end(const Event& end) {
+    // Peel off every unsettled call that cannot reach a cycle (it waits for
+    // nothing, or only for calls peeled already); what remains is on a cycle
+    // of waits or waits for one.
+    std::map<const Call*, std::size_t> out;
+    std::map<const Call*, std::vector<const Call*>> waiters;
+    std::vector<const Call*> free;
+    for (auto& [key, c] : calls_) {
+      std::vector<Hop> next;
+      successors(&c, next);
+      out[&c] = next.size();
+      for (const Hop& h : next) waiters[h.node].push_back(&c);
+      if (next.empty()) free.push_back(&c);
+    }
+    while (!free.empty()) {
+      const Call* n = free.back();
+      free.pop_back();
+      for (const Call* w : waiters[n])
+        if (--out[w] == 0) free.push_back(w);
+    }
+    for (const auto& [c, left] : out)
+      if (left != 0) stuck_.insert(c);
+    // Report each cycle not reported yet: walk from a stuck call along stuck
+    // successors until a call repeats.
+    std::set<const Call*> walked;
+    for (const Call* s : stuck_) {
+      if (walked.count(s) != 0) continue;
+      std::vector<Hop> trail;
+      std::map<const Call*, std::size_t> at;
+      Call* n = const_cast<Call*>(s);
+      while (at.count(n) == 0 && walked.count(n) == 0) {
+        at[n] = trail.size();
+        walked.insert(n);
+        std::vector<Hop> next;
+        successors(n, next);
+        const auto it = std::find_if(next.begin(), next.end(),
+                                     [&](const Hop& h) { return stuck_.count(h.node) != 0; });
+        if (it == next.end()) break;  // cannot happen: a stuck call waits for a stuck call
+        trail.push_back(Hop{n, it->via});
+        n = it->node;
+      }
+      if (at.count(n) == 0) continue;  // joined a walk already done
+      const std::vector<Hop> cycle(trail.begin() + static_cast<std::ptrdiff_t>(at[n]), trail.end());
+      bool known = false;
+      for (const auto& r : reported_)
+        for (const Hop& h : cycle) known = known || r.count(h.node) != 0;
+      if (!known) report_cycle(cycle, {end.line}, "it is still open at `end`: a possible hang");
+    }
+    for (const Call* c : stuck_)
+      if (c->start != 0) r_.stuck_fibers.insert(c->start_fiber);
+    for (const auto& [line, a] : awaits_)  // a fiber awaiting a stuck call waits forever
+      if (a.target->end == 0 && stuck_.count(a.target) != 0 && refusals_.of_await.count(line) == 0)
+        r_.stuck_fibers.insert(a.fiber);
+  }
+
   Report& r_;
+  const Refusals& refusals_;
   std::map<std::string, Call> calls_;  // "act\ncall" (std::map keeps pointers stable)
   std::map<std::string, Activation> activations_;
-  std::map<std::string, std::vector<Call*>> fiber_turns_;  // open turns per fiber
+  std::map<std::size_t, Await> awaits_;  // by the line of their `turn.await`
+  // Per fiber, the turns it opened, innermost last: a call, or null for a lane turn.
+  std::map<std::string, std::vector<Call*>> position_;
+  std::map<std::string, Call*> inherited_;  // structured children: the parent's turn at the spawn
   std::map<std::string, std::vector<std::string>> tasks_;  // started tasks per activation
+  std::set<std::set<const Call*>> reported_;  // cycles already reported
+  std::set<const Call*> stuck_;               // at `end`: calls in or behind an open cycle
 };
 
 }  // namespace
 
 void check_turns(const Trace& trace, Report& report) {
-  TurnChecker checker(report);
+  const Refusals refusals(trace);
+  TurnChecker checker(report, refusals);
   for (const Event& e : trace.events) {
     if (e.ev == "end") checker.at_end(e);
     else checker.on_event(e);

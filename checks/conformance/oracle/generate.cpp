@@ -15,10 +15,14 @@
 //     may run after a later close).
 //   fiber-local: values come from a sequential model (they do not depend on
 //     the schedule: FL semantics are per fiber).
-//   turns: a self-call is refused exactly when a serial turn of the same
-//     activation is on the caller's await chain; otherwise ok, or error when
-//     the body ends with a throw. Nested calls only go to activations of a
-//     higher index (or the same one), so no two fibers can wait for each other.
+//   turns: an awaited call is refused at the await (`refused:wait-cycle`)
+//     exactly when it is serial and a serial turn of the same activation is on
+//     the chain of turns that await it (a Scope child counts as its turn);
+//     otherwise ok, or error when the body ends with a throw. Nested calls only
+//     go to activations of a higher index (or the same one), so no two requests
+//     can wait for each other, except in the two-request shape, which has
+//     activations of its own and lists both outcomes. A call with
+//     `await: false` (a self-call, mostly) is never refused: it runs later.
 #include <cstdio>
 #include <map>
 #include <string>
@@ -257,6 +261,8 @@ class Gen {
       json a{{"act", "A" + std::to_string(i)}, {"interleaved", peek ? json::array({"peek"}) : json::array()}};
       doc["activations"].push_back(a);
     }
+    std::vector<std::string> roots;
+    for (std::size_t f = 0; f < nf; ++f) roots.push_back(fiber_id());
     for (std::size_t f = 0; f < nf; ++f) {
       json ops = json::array();
       const std::size_t n = 1 + rng_.below(3);
@@ -267,12 +273,44 @@ class Gen {
           ops.push_back(call_op(rng_.below(na), {}, 0));
         }
       }
-      doc["fibers"].push_back(json{{"fiber", fiber_id()}, {"ops", ops}});
+      doc["fibers"].push_back(json{{"fiber", roots[f]}, {"ops", ops}});
     }
+    if (rng_.chance(20)) two_request_cycle(doc);
     maybe_schedule(doc);
     return doc;
   }
 
+  // Two requests that may wait for each other ([TURN-7.1]): on two activations
+  // of their own (no other call goes there), root fiber x calls P whose turn
+  // awaits a call into Q, and root fiber y calls Q whose turn awaits a call into
+  // P. Whether both turns are running when they await depends on the schedule
+  // (the scenario format has no way to order two fibers): when they are, one of
+  // the two awaits closes the cycle and is refused, the other completes; when
+  // not, both complete. Each inner call lists both outcomes; the checker judges
+  // the cycle itself on the trace.
+  void two_request_cycle(json& doc) {
+    const std::size_t p = interleaved_.size(), q = p + 1;
+    for (std::size_t a : {p, q}) {
+      interleaved_.push_back(false);
+      doc["activations"].push_back(json{{"act", "A" + std::to_string(a)}, {"interleaved", json::array()}});
+    }
+    for (const auto& [from, to] : {std::pair{p, q}, std::pair{q, p}}) {
+      json inner{{"id", op_id()}, {"do", "call"}, {"act", "A" + std::to_string(to)}, {"method", "m0"},
+                 {"body", json::array()}, {"expect", json::array({"ok", "refused:wait-cycle"})},
+                 {"rule", "TURN-7.1"}};
+      json body = json::array({json{{"id", op_id()}, {"do", "yield"}}, inner});
+      json outer{{"id", op_id()}, {"do", "call"}, {"act", "A" + std::to_string(from)}, {"method", "m1"},
+                 {"body", body}, {"expect", json::array({"ok"})}, {"rule", "TURN-2.1"}};
+      doc["fibers"].push_back(json{{"fiber", fiber_id()}, {"ops", json::array({outer})}});
+    }
+  }
+
+  // An awaited call into `act` from the turns of `chain` (innermost last; the
+  // turns that wait for this await). It closes a cycle of waits, and is refused
+  // at the await, exactly when it is serial and a serial turn of `act` is on
+  // the chain: that turn holds `act`, so the call waits for it while it waits
+  // for the call ([TURN-7.1]). No other cycle can form: nested calls go to the
+  // same or a higher activation.
   json call_op(std::size_t act, const std::vector<Link>& chain, int depth) {
     static const char* const methods[] = {"m0", "m1", "peek"};
     const std::string method = methods[rng_.below(3)];
@@ -281,8 +319,8 @@ class Gen {
     for (const Link& l : chain) refused = refused || (serial && l.serial && l.act == act);
     json op{{"id", op_id()}, {"do", "call"}, {"act", "A" + std::to_string(act)}, {"method", method}};
     if (refused) {
-      op["body"] = json::array();
-      op["expect"] = json::array({"refused:self-call"});
+      op["body"] = json::array();  // it still runs, after the turn it would wait for
+      op["expect"] = json::array({"refused:wait-cycle"});
       op["rule"] = "TURN-7.1";
       return op;
     }
@@ -295,6 +333,21 @@ class Gen {
     return op;
   }
 
+  // A call that is not awaited (`await: false`): it queues and its turn runs on
+  // its own, after the current turn when it is a serial self-call; no turn waits
+  // for it, so it is never refused ([TURN-7.1]) and its own turn is the only one
+  // its awaits wait from.
+  json unawaited_call_op(std::size_t act, bool self_call, int depth) {
+    static const char* const methods[] = {"m0", "m1", "peek"};
+    const std::string method = methods[rng_.below(3)];
+    const bool serial = !(method == "peek" && interleaved_[act]);
+    bool throws = false;
+    json body = turn_body(act, {{act, serial}}, depth + 1, throws, true);
+    return json{{"id", op_id()}, {"do", "call"}, {"act", "A" + std::to_string(act)}, {"method", method},
+                {"await", false}, {"body", body}, {"expect", json::array({throws ? "error" : "ok"})},
+                {"rule", self_call && serial ? "TURN-7.1" : "TURN-2.1"}};
+  }
+
   // An activation turn's body (`tasks`: ctx.task is available).
   json turn_body(std::size_t act, const std::vector<Link>& chain, int depth, bool& throws, bool tasks) {
     json body = json::array();
@@ -302,13 +355,25 @@ class Gen {
     const std::size_t na = interleaved_.size();
     for (std::size_t k = 0; k < n; ++k) {
       const std::uint64_t r = rng_.below(100);
-      if (r < 30) {
+      if (r < 27) {
         body.push_back(json{{"id", op_id()}, {"do", "yield"}});
-      } else if (r < 55 && act + 1 < na) {
+      } else if (r < 50 && act + 1 < na) {
         body.push_back(call_op(act + 1 + rng_.below(na - act - 1), chain, depth));
-      } else if (r < 75) {
+      } else if (r < 68) {
         body.push_back(call_op(act, chain, depth));  // a self-call attempt
-      } else if (r < 90 && tasks && depth < 3) {
+      } else if (r < 78 && depth < 3) {
+        body.push_back(unawaited_call_op(act, true, depth));  // runs after this turn
+      } else if (r < 84 && depth < 3) {
+        // A Scope child is part of the turn: its awaits wait from the turn.
+        json child = json::array();
+        const std::size_t m = 1 + rng_.below(2);
+        for (std::size_t i = 0; i < m; ++i) {
+          if (rng_.chance(30)) child.push_back(json{{"id", op_id()}, {"do", "yield"}});
+          else if (act + 1 < na && rng_.chance(40)) child.push_back(call_op(act + 1 + rng_.below(na - act - 1), chain, depth + 1));
+          else child.push_back(call_op(act, chain, depth + 1));
+        }
+        body.push_back(json{{"id", op_id()}, {"do", "spawn"}, {"fiber", fiber_id()}, {"body", child}});
+      } else if (r < 94 && tasks && depth < 3) {
         body.push_back(json{{"id", op_id()}, {"do", "task"}, {"body", task_body(act, depth + 1)}});
       }
     }

@@ -8,9 +8,11 @@
 // Root fibers are detached from the main flow ("main"), in list order.
 //
 // A `throw` throws ScenarioThrow; the op that ran the body catches it (the
-// runtime reports `error`), so the enclosing list goes on. Inside a lane turn
-// the body runs synchronously (exec_sync); yield, spawn, close, call, task and
-// turn are not allowed there and fail the turn.
+// runtime reports `error`), so the enclosing list goes on. A `call` whose await
+// is refused ([TURN-7.1], TurnReentrancyError at the co_await) goes on too; the
+// call itself still runs later. A `call` with `await: false` is not awaited.
+// Inside a lane turn the body runs synchronously (exec_sync); yield, spawn,
+// close, call, task and turn are not allowed there and fail the turn.
 //
 // Limitation: keys are FiberLocal<std::string>; a non-string `value` is bound
 // as its JSON text (generated scenarios bind strings only).
@@ -206,17 +208,17 @@ class Runner {
         co_await exec_list(body, inner);
       };
       Task<> t;
-      bool refused = false;
-      try {
+      {
         trace::ScopedLabel label(id);
         t = acts_.at(op["act"].get<std::string>())->call(op["method"].get<std::string>(), std::move(fn));
-      } catch (const TurnReentrancyError&) {
-        refused = true;
       }
-      if (!refused) {
+      // `await: false`: the call queues and runs on its own (after the turn
+      // that made it, for a self-call); dropping its Task does not cancel it.
+      if (op.value("await", true)) {
         try {
-          co_await std::move(t);
+          co_await std::move(t);  // [TURN-7.1] refused here when it would close a cycle of waits
         } catch (const ScenarioThrow&) {
+        } catch (const TurnReentrancyError&) {
         }
       }
     } else if (what == "task") {

@@ -6,8 +6,9 @@
 // choices drawn from schedule_seed. With threads > 0 it runs on a ThreadPool of
 // that many threads instead (not deterministic).
 //
-// A run that cannot finish (a deadlock of the scenario itself, e.g. two
-// activations calling each other) ends with an `end` of status "timeout":
+// A run that cannot finish (a deadlock: on a core that keeps [TURN-7.1], no
+// scenario has one; two activations awaiting each other are refused at the
+// await) ends with an `end` of status "timeout":
 // under ManualScheduler when nothing is left to run but a fiber has not
 // finished, on a ThreadPool after 30 s. Its objects are then kept alive for
 // the rest of the process (suspended fibers still refer to them).

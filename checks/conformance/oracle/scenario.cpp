@@ -127,6 +127,8 @@ class Validator {
     } else if (what == "call") {
       if (auto e = named(op, "act", acts_, id)) return e;
       if (!nonempty_string(op, "method")) return fail("method", "op '" + id + "': missing");
+      if (op.contains("await") && !op["await"].is_boolean())
+        return fail("await", "op '" + id + "': not a boolean");
     } else if (what == "spawn" || what == "detach") {
       if (!nonempty_string(op, "fiber")) return fail("fiber", "op '" + id + "': missing");
       if (!fibers_.insert(op["fiber"].get<std::string>()).second)
@@ -163,6 +165,7 @@ struct Index {
   std::map<std::string, const Event*> read;                     // by op
   std::map<std::string, const Event*> call;                     // turn.call by op, reentry by call
   std::map<std::string, const Event*> call_answer;              // refused / end by call
+  std::map<std::string, const Event*> await_refused;            // turn.await_refused by call
   std::set<std::string> drained;                                // lanes
 
   explicit Index(const Trace& t) {
@@ -181,6 +184,8 @@ struct Index {
       else if (e.ev == "turn.reentry") call.emplace(s("act") + "\n" + s("call"), &e);
       else if (e.ev == "turn.refused" || e.ev == "turn.end")
         call_answer.emplace(s("act") + "\n" + s("call"), &e);
+      else if (e.ev == "turn.await_refused")
+        await_refused.emplace(s("act") + "\n" + s("call"), &e);
     }
   }
 };
@@ -253,10 +258,19 @@ Outcome outcome_of(const json& op, const Index& ix) {
     add(c);
     const std::string k = c->data.value("act", std::string()) + "\n" + c->data.value("call", std::string());
     auto ans = ix.call_answer.find(k);
+    // [TURN-7.1] a refused await is the op's outcome; the call is not cancelled
+    // (its body runs later, after the turn it would have waited for).
+    if (auto ref = ix.await_refused.find(k); ref != ix.await_refused.end()) {
+      add(ref->second);
+      o.found = true;
+      o.value = "refused:" + ref->second->data.value("reason", std::string("?"));
+      o.body_ran = ans != ix.call_answer.end() && ans->second->ev == "turn.end";
+      return o;
+    }
     if (ans == ix.call_answer.end()) return o;
     add(ans->second);
     o.found = true;
-    if (ans->second->ev == "turn.refused") {
+    if (ans->second->ev == "turn.refused") {  // obsolete: a call refused at the call
       o.value = "refused:" + ans->second->data.value("reason", std::string("?"));
     } else {
       o.body_ran = true;

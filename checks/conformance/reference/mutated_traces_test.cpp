@@ -113,10 +113,61 @@ bool overlap_serial_turns(Lines& l) {
   return false;
 }
 
-// A self-call refusal dropped: the call is left waiting (a possible hang).
-bool drop_self_call_refusal(Lines& l) {
+// An await refusal dropped ([TURN-7.1]): the await that closes a cycle of
+// waits (a self-call awaited from its own turn, or through a chain of calls, or
+// across two requests) is left standing: a possible hang.
+bool drop_await_refusal(Lines& l) {
   for (std::size_t i = 0; i < l.size(); ++i)
-    if (l[i]["ev"] == "turn.refused") return l.erase(l.begin() + static_cast<long>(i)), true;
+    if (l[i]["ev"] == "turn.await_refused") return l.erase(l.begin() + static_cast<long>(i)), true;
+  return false;
+}
+
+// An await that closes no cycle refused ([TURN-7.1]): a false refusal. The
+// await of a call that is not refused gets a `turn.await_refused` right after.
+bool refuse_free_await(Lines& l) {
+  std::map<std::string, bool> refused;
+  for (const auto& e : l)
+    if (e["ev"] == "turn.await_refused") refused[key(e, "act", "call")] = true;
+  for (std::size_t i = 0; i < l.size(); ++i) {
+    if (l[i]["ev"] != "turn.await" || refused[key(l[i], "act", "call")]) continue;
+    json r = l[i];
+    r["ev"] = "turn.await_refused";
+    r["reason"] = "wait-cycle";
+    l.insert(l.begin() + static_cast<long>(i) + 1, r);
+    return true;
+  }
+  return false;
+}
+
+// A refusal moved from the await to the call (the rule before [TURN-7.1]
+// moved): `turn.refused` answering the `turn.call` of a call whose await was
+// refused, and the call's turn dropped.
+bool refuse_at_the_call(Lines& l) {
+  for (std::size_t i = 0; i < l.size(); ++i) {
+    if (l[i]["ev"] != "turn.await_refused") continue;
+    const std::string k = key(l[i], "act", "call");
+    Lines out;
+    bool done = false;
+    for (auto& e : l) {
+      const bool same = e.contains("act") && e.contains("call") && key(e, "act", "call") == k;
+      if (same && (e["ev"] == "turn.await" || e["ev"] == "turn.await_refused" || e["ev"] == "turn.start" ||
+                   e["ev"] == "turn.end"))
+        continue;
+      if (e["ev"] == "fiber.spawn" && e.value("child", "") == l[i].value("act", "") + ":" + l[i].value("call", ""))
+        continue;  // the refused call's turn fiber never runs
+      out.push_back(e);
+      if (same && e["ev"] == "turn.call" && !done) {
+        json r = e;
+        r["ev"] = "turn.refused";
+        r["reason"] = "self-call";
+        for (const char* f : {"method", "mode", "op"}) r.erase(f);
+        out.push_back(r);
+        done = true;
+      }
+    }
+    l = std::move(out);
+    return done;
+  }
   return false;
 }
 
@@ -204,8 +255,18 @@ TEST(MutatedTraces, OverlappedSerialTurnsAreRejected) {
 }
 
 // spec: [TRACE-5.1] [TURN-7.1]
-TEST(MutatedTraces, DroppedSelfCallRefusalIsRejected) {
-  always_rejected({"turns", drop_self_call_refusal, "TURN-7.1"}, 20);
+TEST(MutatedTraces, DroppedAwaitRefusalIsRejected) {
+  always_rejected({"turns", drop_await_refusal, "TURN-7.1"}, 20);
+}
+
+// spec: [TRACE-5.1] [TURN-7.1]
+TEST(MutatedTraces, FalseAwaitRefusalIsRejected) {
+  always_rejected({"turns", refuse_free_await, "TURN-7.1"}, 50);
+}
+
+// spec: [TRACE-5.1] [TURN-7.1]
+TEST(MutatedTraces, RefusalAtTheCallIsRejected) {
+  always_rejected({"turns", refuse_at_the_call, "TURN-7.1"}, 20);
 }
 
 // spec: [TRACE-5.1] [FL-3.1]

@@ -87,7 +87,7 @@ TEST(BadTraceCorpus, Turn2_2_SerialTurnsInCallOrder) { expect_bad_corpus("TURN-2
 // spec: [TURN-2.1] [TRACE-5.1]
 TEST(BadTraceCorpus, Turn2_1_EveryCallRunsOnce) { expect_bad_corpus("TURN-2.1"); }
 // spec: [TURN-7.1] [TRACE-5.1]
-TEST(BadTraceCorpus, Turn7_1_SelfCallRefused) { expect_bad_corpus("TURN-7.1"); }
+TEST(BadTraceCorpus, Turn7_1_CyclesRefusedAtTheAwaitOnly) { expect_bad_corpus("TURN-7.1"); }
 // spec: [TURN-5.2] [TRACE-5.1]
 TEST(BadTraceCorpus, Turn5_2_ReentryIsASerialCall) { expect_bad_corpus("TURN-5.2"); }
 
@@ -127,9 +127,36 @@ TEST(GoodTraceCorpus, PostRacingCloseMayBeAccepted) { expect_good("lane-post-rac
 TEST(GoodTraceCorpus, InterleavedTurnOverlapsSerialTurn) { expect_good("turns-interleaved-overlap"); }
 
 // spec: [TURN-7.1]
-TEST(GoodTraceCorpus, SelfCallRefusedIsLegal) {
+TEST(GoodTraceCorpus, SelfCallRefusedAtTheAwaitIsLegal) {
   expect_good("turns-self-call-refused");
   expect_good("turns-call-after-settled-turn");
+}
+
+// An unawaited self-call queues and runs after the turn that made it.
+// spec: [TURN-7.1] [TURN-2.2]
+TEST(GoodTraceCorpus, UnawaitedSelfCallRunsAfterTheTurn) { expect_good("turns-unawaited-self-call"); }
+
+// Two requests that await each other: one await refused (written after the
+// other await, as a racing runtime may), the other completes.
+// spec: [TURN-7.1]
+TEST(GoodTraceCorpus, TwoRequestCycleRefusedOnce) { expect_good("turns-two-requests-cycle-refused"); }
+
+// A cycle of waits left open at `end` is reported once, at the lines of every
+// hop (each turn's start, each queued call, each await), and what waits in it
+// is not reported again under TURN-2.1.
+// spec: [TURN-7.1] [TURN-2.1]
+TEST(BadTraceCorpus, Turn7_1_OpenCycleReportedOnceWithEveryHop) {
+  const auto check = [](const std::string& name, const std::vector<std::size_t>& lines) {
+    SCOPED_TRACE(name);
+    const auto violations = check_trace(parse_corpus_file(corpus_dir() / "bad" / (name + ".jsonl")));
+    ASSERT_EQ(violations.size(), 1u) << describe(violations);
+    EXPECT_EQ(violations[0].rule, "TURN-7.1");
+    EXPECT_EQ(violations[0].lines, lines) << to_string(violations[0]);
+  };
+  check("TURN-7.1.self-call-hangs", {4, 5, 6});
+  check("TURN-7.1.cycle-through-another-activation", {3, 5, 6, 7, 8});
+  check("TURN-7.1.two-requests-cycle-not-refused", {6, 7, 8, 9, 10, 11});
+  check("TURN-7.1.scope-child-awaits-its-turn", {3, 5, 6});
 }
 
 // spec: [TURN-5.2]
