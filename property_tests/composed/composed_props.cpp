@@ -45,7 +45,7 @@ Outcome run_and_check(const Mix& mix) {
   return out;
 }
 
-// spec: [LANE-5.1] [LANE-5.2] [TURN-3.1] [TURN-2.2] [FL-3.1] [FL-3.8] [TURN-7.1] [LANE-5.3]
+// spec: [LANE-5.1] [LANE-5.2] [TURN-3.1] [TURN-2.2] [FL-3.1] [FL-3.8] [FL-3.9] [TURN-7.1] [LANE-5.3]
 RC_GTEST_PROP(ComposedProperty, EveryContractHoldsInMixedPrograms, ()) {
   // Every kind of op, evenly: the composition as a whole.
   const Mix mix = Mix{}
@@ -70,7 +70,7 @@ RC_GTEST_PROP(ComposedProperty, EveryContractHoldsInMixedPrograms, ()) {
   RC_CLASSIFY(out.calls > 8, "more than 8 calls");
 }
 
-// spec: [FL-3.8] [LANE-6.2] [TURN-5.1] [FL-3.4] [RT-3.4] [LANE-8.7]
+// spec: [FL-3.8] [FL-3.9] [LANE-6.2] [TURN-5.1] [FL-3.4] [RT-3.4] [LANE-8.7]
 RC_GTEST_PROP(ComposedProperty, PositionTableHoldsAcrossLanesTurnsTasksAndHandoffs, ()) {
   // Lane items that call actors whose turns run lanes; tasks, detached fibers,
   // channel work items; snapshots captured in one position and run in another.
