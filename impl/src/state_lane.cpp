@@ -47,7 +47,13 @@ class TurnMarker {
     auto* queued = static_cast<LaneItem*>(item);
     // The submitter's bindings, this lane as the position and no actor turn:
     // the item is the lane's turn, not part of the submitter's ([FL-3.8] table).
+#if defined(TURNSTILE_MUTANT_LANE_ITEM_KEEPS_TURN_MARKER)
+    // mutant: [FL-3.9] the item keeps the submitting turn's marker, so it counts
+    // as part of that turn
+    swap_.emplace(FiberLocalAccess::bind(lane_marker(), lane_, std::move(queued->context)));
+#else
     swap_.emplace(FiberLocalAccess::bind(lane_marker(), lane_, clear_position(std::move(queued->context))));
+#endif
     if (queued->trace) [[unlikely]] {  // [TRACE-4.3] the turn runs as its own fiber
       traced_ = queued->trace.get();
       fiber_.emplace(traced_->fiber);

@@ -21,6 +21,14 @@ auto Activation<State>::start_call(std::string method, F body, bool serial,
   }
   // [TURN-7.1] call() always queues: whether this call waits for a turn it is
   // part of is decided where it is awaited (detail::CallWait), not here.
+#if defined(TURNSTILE_MUTANT_TURN_REFUSE_AT_CALL)
+  // mutant: [TURN-7.1] the old rule: a serial call made under a serial turn of
+  // this activation (the innermost marker only) throws at the call, even
+  // unawaited
+  if (const detail::TurnMarkerRef* m = detail::turn_marker().try_get();
+      serial && m != nullptr && *m && (*m)->serial() && (*m)->activation == &id())
+    throw TurnReentrancyError("serial call '" + method + "' from inside its own turn [TURN-7.1]");
+#endif
   auto node = std::make_shared<const detail::TurnMarker>(&wait_lane_, &id(), std::move(method), serial);
   auto pending = std::make_shared<Call<R, F>>(std::move(body), std::move(node));
   std::string fiber;
