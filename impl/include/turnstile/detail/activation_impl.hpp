@@ -69,7 +69,7 @@ Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>>
 #else
   if (serial) self->queued_.fetch_sub(1, std::memory_order_relaxed);  // [TURN-2.3]
 #endif
-  auto* running = self->turn_started(call->method);
+  auto* running = self->turn_started(call->method, call->trace_call);  // [TURN-4.2] arms the watchdog
   if (!call->trace_call.empty()) [[unlikely]] self->trace_turn("turn.start", call->trace_call, nullptr, {});
   auto marker = std::make_shared<detail::TurnMarker>(self, call->method, serial, std::move(outer));
   TurnContext<State> ctx(*self, call->method, call->trace_call);
