@@ -77,8 +77,10 @@ bool TimerQueue::arm(TimerEntryRef e) {
   heap_.push_back(nullptr);
   place(heap_.size() - 1, std::move(e));
   sift_up(heap_.size() - 1);
-  // Under the lock: the serving thread re-reads the earliest deadline.
-  if (heap_.front().get() == added) cv_.notify_one();
+  // Only when the serving thread sleeps past this deadline: a turn's watchdog
+  // armed behind earlier ones wakes nobody. It re-reads the heap under mu_
+  // before it sleeps again, so nothing is missed.
+  if (heap_.front().get() == added && added->deadline < waiting_until_) cv_.notify_one();
   return true;
 }
 
@@ -120,6 +122,7 @@ bool TimerQueue::wait_due(std::vector<TimerEntryRef>& out) {
   for (;;) {
     if (stopped_) return false;
     if (heap_.empty()) {
+      waiting_until_ = Clock::time_point::max();
       cv_.wait(lock);
       continue;
     }
@@ -128,6 +131,7 @@ bool TimerQueue::wait_due(std::vector<TimerEntryRef>& out) {
       take_due_locked(Clock::now(), out);
       return true;
     }
+    waiting_until_ = next;
     cv_.wait_until(lock, next);  // woken early by arm() of an earlier deadline, or stop()
   }
 }

@@ -60,6 +60,9 @@ class TimerQueue : public std::enable_shared_from_this<TimerQueue> {
   std::vector<TimerEntryRef> heap_;  // guarded by mu_; heap_[i]->slot == i
   std::uint64_t next_seq_ = 0;       // guarded by mu_
   bool stopped_ = false;             // guarded by mu_
+  // What the serving thread's last sleep in wait_due() waits until (max: no
+  // deadline); arm() wakes it only for an earlier one. Guarded by mu_.
+  Clock::time_point waiting_until_ = Clock::time_point::max();
 };
 
 // Posts each due entry's item to its target [RT-8.2]; call without any lock.
