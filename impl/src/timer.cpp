@@ -147,7 +147,7 @@ void TimerQueue::drop_all() {
   {
     std::lock_guard lock(mu_);
     dropped.swap(heap_);
-    for (auto& e : dropped) {
+    for (const auto& e : dropped) {
       e->slot = TimerEntry::kNoSlot;
       e->state.store(TimerEntry::kDropped, std::memory_order_relaxed);  // under mu_ [RT-8.5]
     }
@@ -187,7 +187,9 @@ class CallAtEntry final : public TimerEntry, public Runnable {
   }
   void discard() noexcept override { std::function<void()>().swap(fn_); }
   void run() noexcept override {
-    std::shared_ptr<TimerEntry> keep = std::move(self_);
+    // Released as run() returns: the entry (and this item) may be freed then.
+    const std::shared_ptr<TimerEntry> keep = std::exchange(self_, nullptr);
+    (void)keep;
     int expected = kDue;
     // acq_rel / acquire: pairs with the compare-exchange in TimerHandle::cancel;
     // exactly one of them leaves kDue.
@@ -235,7 +237,7 @@ void SleepAwaiter::await_suspend(std::coroutine_handle<> h) {
 void SleepAwaiter::await_resume() noexcept {
   if (entry_ != nullptr) {
     SleepEntry* e = std::exchange(entry_, nullptr);
-    std::shared_ptr<TimerEntry> last = std::move(e->self);  // the timer's last reference
+    e->self.reset();  // the timer's last reference: frees it
   }
 }
 
