@@ -145,31 +145,91 @@ void ActivationBase::trace_turn(const char* ev, std::string_view call, const cha
 }
 
 ActivationOptions::Clock::time_point ActivationBase::now() const {
-  return options_.clock ? options_.clock() : ActivationOptions::Clock::now();
+  return options_.clock ? options_.clock() : strand_->now();  // [TURN-4.2] the scheduler's clock
 }
 
-ActivationBase::RunningTurn* ActivationBase::turn_started(const std::string& method) {
+ActivationBase::RunningTurn* ActivationBase::turn_started(const std::string& method,
+                                                          std::string_view trace_call) {
   running_.fetch_add(1, std::memory_order_relaxed);
-  auto t = std::make_unique<RunningTurn>(RunningTurn{&method, now(), false});
+  auto t = std::make_unique<RunningTurn>();
+  t->method = &method;
+  t->started = now();
+  t->trace_call = trace_call;
   RunningTurn* raw = t.get();
   std::lock_guard lock(turns_mu_);
   turns_.push_back(std::move(t));
+  arm_watchdog(*raw, options_.slow_turn);  // [TURN-4.2] a watchdog that needs no user call
   return raw;
 }
 
+// turns_mu_ held: a watchdog that fires at once waits for its handle to be stored.
+void ActivationBase::arm_watchdog(RunningTurn& t, std::chrono::nanoseconds after) {
+  // On the underlying scheduler, not the strand: a turn blocking its carrier
+  // is still reported while it runs. Due at the first instant the turn has run
+  // *longer* than slow_turn on the scheduler's clock ([TURN-4.2], [RT-8.1]).
+  Scheduler& s = strand_->underlying();
+  const auto base = s.now();
+  const auto room = Scheduler::Clock::time_point::max() - base;
+  const auto deadline = after >= room ? Scheduler::Clock::time_point::max()
+                                      : base + after + std::chrono::nanoseconds(1);
+  t.watch_busy = true;
+  t.watchdog = s.call_at(deadline, [this, &t] { watchdog_fired(t); });
+}
+
+// `t` is alive: turn_settled waits while t.watch_busy, unless it cancelled us.
+void ActivationBase::watchdog_fired(RunningTurn& t) {
+  std::unique_lock lock(turns_mu_);
+  if (!t.settling && !t.reported) {
+    const auto elapsed = now() - t.started;
+    if (elapsed <= options_.slow_turn) {
+      // An injected clock lags the scheduler's: look again when it may be due.
+      arm_watchdog(t, options_.slow_turn - elapsed);
+      return;
+    }
+    t.reported = true;  // [TURN-4.2] once: check_slow_turns and the settle see it
+    const std::string method = *t.method;
+    const std::string call(t.trace_call);
+    lock.unlock();
+    report_slow(method, elapsed);  // while the turn runs
+    if (!call.empty()) [[unlikely]] trace_turn("turn.slow", call, "by", "watchdog");
+    lock.lock();
+  }
+  t.watch_busy = false;
+  turns_cv_.notify_all();
+}
+
 void ActivationBase::turn_settled(RunningTurn* t) {
+  TimerHandle watchdog;
+  {
+    std::lock_guard lock(turns_mu_);
+    t->settling = true;  // no re-arm, no watchdog report from here on
+    watchdog = std::move(t->watchdog);
+  }
+  // [TURN-4.2] cancel outside turns_mu_; false: a watchdog run started (or the
+  // turn had none), and its report, if any, finishes before the turn settles.
+  const bool cancelled = watchdog.cancel();
   std::unique_ptr<RunningTurn> mine;
   bool report = false;
   std::chrono::nanoseconds elapsed{};
   {
-    std::lock_guard lock(turns_mu_);
+    std::unique_lock lock(turns_mu_);
+    if (!cancelled) turns_cv_.wait(lock, [t] { return !t->watch_busy; });
     auto it = std::find_if(turns_.begin(), turns_.end(), [t](auto& p) { return p.get() == t; });
     mine = std::move(*it);
     turns_.erase(it);
     elapsed = now() - mine->started;
+#if defined(TURNSTILE_MUTANT_TURN_WATCHDOG_TWICE)
+    // mutant: [TURN-4.2] the settle check ignores an earlier report, so a turn
+    // the watchdog (or check_slow_turns) reported is reported again at settle
+    report = elapsed > options_.slow_turn;
+#else
     report = !mine->reported && elapsed > options_.slow_turn;  // [TURN-4.2] once per turn
+#endif
   }
-  if (report) report_slow(*mine->method, elapsed);
+  if (report) {
+    report_slow(*mine->method, elapsed);
+    if (!mine->trace_call.empty()) [[unlikely]] trace_turn("turn.slow", mine->trace_call, "by", "settle");
+  }
   completed_.fetch_add(1, std::memory_order_relaxed);
   running_.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -177,19 +237,27 @@ void ActivationBase::turn_settled(RunningTurn* t) {
 void ActivationBase::check_slow_turns() {
   // The method names are copied under the lock: a turn may settle (and free
   // its name) as soon as the lock is released.
-  std::vector<std::pair<std::string, std::chrono::nanoseconds>> late;
+  struct Late {
+    std::string method;
+    std::chrono::nanoseconds elapsed;
+    std::string call;
+  };
+  std::vector<Late> late;
   {
     std::lock_guard lock(turns_mu_);
     const auto t_now = now();
     for (const auto& t : turns_) {
       const auto elapsed = t_now - t->started;
-      if (!t->reported && elapsed > options_.slow_turn) {
+      if (!t->reported && !t->settling && elapsed > options_.slow_turn) {
         t->reported = true;  // [TURN-4.2] once per slow turn
-        late.emplace_back(*t->method, elapsed);
+        late.push_back({*t->method, elapsed, std::string(t->trace_call)});
       }
     }
   }
-  for (auto& [method, elapsed] : late) report_slow(method, elapsed);
+  for (auto& l : late) {
+    report_slow(l.method, l.elapsed);
+    if (!l.call.empty()) [[unlikely]] trace_turn("turn.slow", l.call, "by", "check");
+  }
 }
 
 void ActivationBase::report_slow(const std::string& method, std::chrono::nanoseconds elapsed) {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "timer_queue.hpp"
 #include "turnstile/errors.hpp"
 
 namespace turnstile {
@@ -30,10 +31,15 @@ void Scheduler::block_until(detail::BlockingLatch& latch) { latch.wait(); }
 
 // ---------------------------------------------------------------- ThreadPool
 
-ThreadPool::ThreadPool(unsigned carriers) {
+ThreadPool::ThreadPool(unsigned carriers) : timers_(std::make_shared<detail::TimerQueue>()) {
   if (carriers == 0) carriers = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
   threads_.reserve(carriers);
   for (unsigned i = 0; i < carriers; ++i) threads_.emplace_back([this] { carrier_loop(); });
+  // [RT-8.2] one timer thread serves the pool's one timer queue; it only posts.
+  timer_thread_ = std::thread([q = timers_] {
+    std::vector<detail::TimerEntryRef> due;
+    while (q->wait_due(due)) detail::post_due(due);
+  });
 }
 
 ThreadPool::~ThreadPool() {
@@ -42,6 +48,12 @@ ThreadPool::~ThreadPool() {
                stderr);
     std::abort();
   }
+  // [RT-8.5] timers first: nothing is posted by the timer thread once it is
+  // joined, what is still armed is dropped, and arms made by the drain below
+  // are dropped at once.
+  timers_->stop();
+  timer_thread_.join();
+  timers_->drop_all();
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
@@ -65,6 +77,10 @@ void ThreadPool::post(Runnable& item) {
   cv_.notify_one();
 }
 
+void ThreadPool::arm_timer(std::shared_ptr<detail::TimerEntry> entry) {
+  timers_->arm(std::move(entry));  // false: destroying, dropped [RT-8.5]
+}
+
 void ThreadPool::carrier_loop() {
   for (;;) {
     Runnable* item = nullptr;
@@ -82,10 +98,52 @@ void ThreadPool::carrier_loop() {
 
 // ----------------------------------------------------------- ManualScheduler
 
+ManualScheduler::ManualScheduler() : timers_(std::make_shared<detail::TimerQueue>()) {}
+
 // Items still queued are not run: a ManualScheduler runs only what it is told
 // to. A suspended coroutine whose resume was queued here is leaked, not
 // destroyed behind its owner's back; tests drive to idle before destroying.
-ManualScheduler::~ManualScheduler() = default;
+// Armed timers are dropped likewise [RT-8.5].
+ManualScheduler::~ManualScheduler() {
+  timers_->stop();
+  timers_->drop_all();
+}
+
+void ManualScheduler::arm_timer(std::shared_ptr<detail::TimerEntry> entry) {
+  timers_->arm(std::move(entry));  // fires only in advance() [RT-8.3]
+}
+
+Scheduler::Clock::time_point ManualScheduler::now() const {
+  std::lock_guard lock(mu_);
+  return now_;  // [RT-8.1] virtual: moves only in advance()
+}
+
+std::size_t ManualScheduler::advance(Clock::duration d) {
+  if (d < Clock::duration::zero())
+    throw std::invalid_argument("ManualScheduler::advance: a negative duration [RT-8.3]");
+  Clock::time_point to;
+  {
+    std::lock_guard lock(mu_);
+    now_ += d;
+    to = now_;
+  }
+  std::vector<detail::TimerEntryRef> due;
+  timers_->take_due(to, due);  // [RT-8.3] deadline order, ties in arming order
+  const std::size_t n = due.size();
+  detail::post_due(due);  // posted, not run [RT-8.2]
+  return n;
+}
+
+std::size_t ManualScheduler::advance_to(Clock::time_point tp) {
+  const Clock::time_point at = now();
+  return advance(tp > at ? tp - at : Clock::duration::zero());
+}
+
+std::size_t ManualScheduler::timers() const { return timers_->size(); }
+
+std::optional<Scheduler::Clock::time_point> ManualScheduler::next_deadline() const {
+  return timers_->next_deadline();
+}
 
 void ManualScheduler::post(Runnable& item) {
   std::lock_guard lock(mu_);

@@ -5,6 +5,9 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <vector>
+
+#include "timer_queue.hpp"
 
 namespace turnstile::detail {
 
@@ -20,9 +23,23 @@ namespace {
 
 // A scheduler owned by one sync_wait call. Items may be posted from any thread
 // (a ThreadPool completing work the loop's fibers wait for); they run on the
-// thread that called sync_wait, in the order posted.
+// thread that called sync_wait, in the order posted. Its timers are its own
+// queue, fired by the loop itself while it waits with a deadline [RT-8.2];
+// those still armed when the last fiber finishes are dropped [RT-8.5].
 class PrivateLoop final : public Scheduler {
  public:
+  ~PrivateLoop() override {
+    timers_->stop();
+    timers_->drop_all();
+  }
+
+  void arm_timer(std::shared_ptr<TimerEntry> entry) override {
+    if (!timers_->arm(std::move(entry))) return;
+    std::lock_guard lock(mu_);
+    timers_changed_ = true;  // the loop re-reads its deadline
+    cv_.notify_one();
+  }
+
   void post(Runnable& item) override {
     std::lock_guard lock(mu_);
     ready_.push_back(&item);
@@ -44,12 +61,24 @@ class PrivateLoop final : public Scheduler {
 
   // Runs items until every fiber started on the loop has finished.
   void run() {
+    std::vector<TimerEntryRef> due;
     for (;;) {
+      timers_->take_due(Clock::now(), due);
+      post_due(due);  // [RT-8.2] posted (here or elsewhere), run below
       Runnable* item = nullptr;
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [this] { return !ready_.empty() || live_fibers_ == 0; });
-        if (ready_.empty()) return;  // live_fibers_ == 0 and nothing left to run
+        const auto wake = [this] { return !ready_.empty() || live_fibers_ == 0 || timers_changed_; };
+        if (const auto next = timers_->next_deadline()) {
+          cv_.wait_until(lock, *next, wake);
+        } else {
+          cv_.wait(lock, wake);
+        }
+        timers_changed_ = false;
+        if (ready_.empty()) {
+          if (live_fibers_ == 0) return;  // nothing left to run
+          continue;                       // a timer is due, or a new one armed
+        }
         item = ready_.front();
         ready_.pop_front();
       }
@@ -63,6 +92,8 @@ class PrivateLoop final : public Scheduler {
   std::condition_variable cv_;
   std::deque<Runnable*> ready_;     // guarded by mu_
   std::size_t live_fibers_ = 0;     // guarded by mu_
+  bool timers_changed_ = false;     // guarded by mu_
+  std::shared_ptr<TimerQueue> timers_ = std::make_shared<TimerQueue>();
 };
 
 }  // namespace

@@ -289,6 +289,36 @@ TEST(TraceSink, ActivationCallEmitsCallTurnAwaitAndRefusedAwait) {
   EXPECT_EQ(l[11], "turn.end A:c2 act=A call=c2 outcome=ok");
 }
 
+// spec: [TRACE-4.3] [TURN-4.2]
+TEST(TraceSink, SlowTurnReportsEmitTurnSlowOnce) {
+  RecordingSink sink;
+  Installed installed(&sink);
+  ManualScheduler s;
+  ActivationOptions o;
+  o.slow_turn = std::chrono::milliseconds(10);
+  o.on_slow_turn = [](const std::string&, const std::string&, std::chrono::nanoseconds) {};
+  Activation<int> act("A", 0, o, s);
+  Event hold;
+  {
+    trace::ScopedLabel label("c1");
+    (void)act.call("m", [&hold](TurnContext<int>&) -> Task<> { co_await hold.wait(); });
+  }
+  s.run_until_idle();
+  s.advance(std::chrono::milliseconds(11));
+  s.run_until_idle();  // the watchdog reports the running turn
+  hold.set();
+  s.run_until_idle();  // settles: no second report
+  std::vector<std::string> slow;
+  for (const auto& l : sink.lines())
+    if (l.rfind("turn.", 0) == 0 && l.find("turn.call") != 0) slow.push_back(l.substr(0, l.find(' ')));
+  EXPECT_EQ(slow, (std::vector<std::string>{"turn.start", "turn.slow", "turn.end"}));
+  for (const auto& r : sink.events())
+    if (r.ev == "turn.slow") {
+      EXPECT_EQ(r.f.at("by"), "watchdog");
+      EXPECT_EQ(r.f.at("call"), "c1");
+    }
+}
+
 // spec: [TRACE-4.3]
 TEST(TraceSink, JsonLinesSinkWritesHeaderSeqAndEnd) {
   std::ostringstream out;

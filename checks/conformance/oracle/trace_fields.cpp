@@ -64,6 +64,10 @@ const std::vector<EventSpec>& event_specs() {
        {{"act", K::kId, true, {}}, {"task", K::kId, true, {}}, {"call", K::kId, false, {}}}},
       {"turn.reentry", true,
        {{"act", K::kId, true, {}}, {"call", K::kId, true, {}}, {"task", K::kId, true, {}}}},
+      // [TURN-4.2] a slow-turn report: informational, checked for its fields only
+      {"turn.slow", true,
+       {{"act", K::kId, true, {}}, {"call", K::kId, true, {}},
+        {"by", K::kEnum, true, {"watchdog", "check", "settle"}}}},
   };
   return specs;
 }

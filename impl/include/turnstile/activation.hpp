@@ -35,8 +35,12 @@
 //     caller's position: StateLane::current() is null in it, whatever lane
 //     turn made the call, and its own turn marker is set.
 //   - Slow turns: a turn that runs longer than `slow_turn` is reported once,
-//     to `on_slow_turn` ([TURN-4.2]); at settle, or earlier by
-//     check_slow_turns() / Host::check_slow_turns().
+//     to `on_slow_turn` ([TURN-4.2]): while it runs, by a watchdog armed on the
+//     scheduler's timer when the turn starts (cancelled when it settles), or
+//     by check_slow_turns() / Host::check_slow_turns(), or else at settle. The
+//     watchdog's report runs as an item of the activation's underlying
+//     scheduler (not its strand, so a turn that blocks its carrier is still
+//     reported); a turn settling meanwhile waits for that report to return.
 //
 // Where a continuation resumes: the caller of call() resumes in a step posted
 // to its own fiber's scheduler once the turn has settled ([RT-4.2]). Turn
@@ -55,6 +59,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -73,6 +78,7 @@
 #include "turnstile/fiber_local.hpp"
 #include "turnstile/strand.hpp"
 #include "turnstile/task.hpp"
+#include "turnstile/timer.hpp"
 #include "turnstile/trace.hpp"
 
 namespace turnstile {
@@ -87,8 +93,14 @@ struct ActivationOptions {
   Reentrancy reentrancy = Reentrancy::never;
   std::set<std::string> interleaved_methods;
   std::chrono::nanoseconds slow_turn = std::chrono::seconds(5);
-  SlowTurnHandler on_slow_turn;                // default: a warning on stderr
-  std::function<Clock::time_point()> clock;    // default: steady_clock::now (inject for tests)
+  // Called at most once per turn, from the watchdog (an item of the
+  // scheduler), check_slow_turns()'s caller or the settling turn. It must not
+  // wait for this activation's turns. Default: a warning on stderr.
+  SlowTurnHandler on_slow_turn;
+  // Measures a turn's elapsed time. Default: the scheduler's clock
+  // (Scheduler::now(): steady_clock on a ThreadPool, virtual on a
+  // ManualScheduler), the one the watchdog's deadline is armed on. [TURN-4.2]
+  std::function<Clock::time_point()> clock;
 };
 
 // An await of a call that would wait for a turn it is part of. [TURN-7.1]
@@ -165,12 +177,17 @@ class ActivationBase {
   bool is_interleaved(const std::string& method) const;
 
  protected:
+  // One running turn's slow-turn watch [TURN-4.2]; fields guarded by turns_mu_.
   struct RunningTurn {
-    const std::string* method;
-    ActivationOptions::Clock::time_point started;
-    bool reported = false;
+    const std::string* method = nullptr;
+    ActivationOptions::Clock::time_point started{};
+    bool reported = false;   // one report per turn, whoever makes it
+    bool settling = false;   // set first by turn_settled: the watchdog stands down
+    bool watch_busy = false; // a watchdog is armed or running for this turn
+    TimerHandle watchdog;    // the armed deadline, cancelled at settle
+    std::string_view trace_call;  // [TRACE-4.3] the call's id while traced
   };
-  RunningTurn* turn_started(const std::string& method);
+  RunningTurn* turn_started(const std::string& method, std::string_view trace_call = {});
   void turn_settled(RunningTurn* t);
   // [TRACE-4.3] turn events, called only while the sink is on. trace_call emits
   // turn.call (turn.reentry when `task` is set) and returns the call id.
@@ -195,11 +212,14 @@ class ActivationBase {
 
  private:
   void report_slow(const std::string& method, std::chrono::nanoseconds elapsed);
+  void arm_watchdog(RunningTurn& t, std::chrono::nanoseconds after);
+  void watchdog_fired(RunningTurn& t);
   ActivationOptions::Clock::time_point now() const;
 
   std::string id_;
   ActivationOptions options_;
   std::mutex turns_mu_;
+  std::condition_variable turns_cv_;  // a watchdog run ended (watch_busy cleared)
   std::vector<std::unique_ptr<RunningTurn>> turns_;  // guarded by turns_mu_
 };
 

@@ -14,19 +14,30 @@
 // (in_framework_context() is true during it); blocking bridges such as
 // sync_wait refuse to run there ([RT-6.2]).
 //
-// Thread safety: post() may be called from any thread, including from inside an
-// item. ManualScheduler's run_* must be called from one plain thread at a time,
-// never from inside an item.
+// Time ([RT-8.1] to [RT-8.5], turnstile/timer.hpp): every scheduler has a clock,
+// now(), and a timer: call_at(deadline, fn) posts fn to it once the deadline has
+// passed on that clock. A ThreadPool keeps one timer queue served by one timer
+// thread; a ManualScheduler's clock is virtual and moves only in advance().
+//
+// Thread safety: post(), now(), call_at() may be called from any thread,
+// including from inside an item. ManualScheduler's run_* must be called from
+// one plain thread at a time, never from inside an item; advance() from any
+// thread (it only posts).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "turnstile/timer_handle.hpp"
 
 namespace turnstile {
 
@@ -48,6 +59,8 @@ class BlockingLatch;
 
 class Scheduler {
  public:
+  using Clock = std::chrono::steady_clock;
+
   Scheduler() = default;
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -79,11 +92,42 @@ class Scheduler {
   // uses them to run until every fiber it started has finished.
   virtual void fiber_started() noexcept {}
   virtual void fiber_finished() noexcept {}
+
+  // This scheduler's clock [RT-8.1]: steady_clock, virtual on a ManualScheduler,
+  // the underlying scheduler's on a Strand. Timers and sleeps armed here are
+  // measured against it.
+  virtual Clock::time_point now() const { return Clock::now(); }
+  // now() as a callable, e.g. for ActivationOptions::clock. The scheduler must
+  // outlive it.
+  std::function<Clock::time_point()> clock() const {
+    return [this] { return now(); };
+  }
+
+  // Arms a one-shot timer: once now() has passed `deadline` (reached it, on a
+  // ManualScheduler: in an advance()), `fn` is posted to this scheduler and
+  // runs as one of its items, never inside call_at nor inside the timer
+  // machinery ([RT-8.2]). An exception escaping `fn` goes to the unhandled-
+  // exception handler. The handle cancels it ([RT-8.4]).
+  TimerHandle call_at(Clock::time_point deadline, std::function<void()> fn);
+  // call_at(now() + delay, fn).
+  TimerHandle call_after(Clock::duration delay, std::function<void()> fn);
+
+  // For scheduler implementations and the runtime: queue `entry` so that, once
+  // it is due, entry->make_due()'s item is posted to entry->target. The default
+  // uses one process-wide timer thread (never destroyed); a scheduler relying
+  // on it must outlive the timers armed on it. ThreadPool, ManualScheduler,
+  // Strand and sync_wait's loop override it ([RT-8.5]).
+  virtual void arm_timer(std::shared_ptr<detail::TimerEntry> entry);
 };
 
-// N carrier threads sharing one FIFO queue. Destruction stops accepting new
-// carriers' sleep, runs every item already queued (and any they post), then
-// joins the carriers. Destroying a pool from one of its own carriers is a
+// N carrier threads sharing one FIFO queue, and one timer thread serving one
+// timer queue (a min-heap by deadline) for every timer armed on the pool or on
+// a Strand over it ([RT-8.2]). Destruction first stops the timer thread and
+// drops the timers still armed (their callbacks are destroyed without running;
+// a fiber sleeping on one is never resumed and its frame is leaked) [RT-8.5];
+// then it stops accepting new carriers' sleep, runs every item already queued
+// (and any they post), and joins the carriers. Timers armed during that drain
+// are dropped at once. Destroying a pool from one of its own carriers is a
 // contract violation and stops the process with a message.
 class ThreadPool final : public Scheduler {
  public:
@@ -92,6 +136,7 @@ class ThreadPool final : public Scheduler {
   ~ThreadPool() override;
 
   void post(Runnable& item) override;
+  void arm_timer(std::shared_ptr<detail::TimerEntry> entry) override;
   unsigned carriers() const noexcept { return static_cast<unsigned>(threads_.size()); }
   // True when the calling thread is one of this pool's carriers.
   bool on_carrier() const noexcept;
@@ -104,15 +149,35 @@ class ThreadPool final : public Scheduler {
   std::deque<Runnable*> ready_;  // guarded by mu_
   bool stopping_ = false;        // guarded by mu_
   std::vector<std::thread> threads_;
+  std::shared_ptr<detail::TimerQueue> timers_;  // its own mutex [RT-8.2]
+  std::thread timer_thread_;                    // the only thread that fires timers_
 };
 
-// Deterministic scheduler: ready items wait until the caller runs them.
+// Deterministic scheduler: ready items wait until the caller runs them, and
+// time is virtual: now() starts at Clock::time_point{} (zero) and moves only in
+// advance(), so tests of time never sleep ([RT-8.1], [RT-8.3]). Destroying it
+// drops the timers still armed, like the items still queued [RT-8.5].
 class ManualScheduler final : public Scheduler {
  public:
-  ManualScheduler() = default;
+  ManualScheduler();
   ~ManualScheduler() override;
 
   void post(Runnable& item) override;
+  void arm_timer(std::shared_ptr<detail::TimerEntry> entry) override;
+
+  // The virtual clock [RT-8.1].
+  Clock::time_point now() const override;
+  // Moves the virtual clock forward by `d` (d >= 0) and posts every timer now
+  // due, in deadline order, ties in arming order; runs nothing ([RT-8.3]).
+  // Nothing fires until advance is called, even a timer armed for a deadline
+  // already passed (advance(0ns) fires it). Returns how many fired.
+  std::size_t advance(Clock::duration d);
+  // advance(tp - now()) when tp is later than now(), else advance(0ns).
+  std::size_t advance_to(Clock::time_point tp);
+  // Timers armed and not yet due, cancelled or dropped.
+  std::size_t timers() const;
+  // The earliest armed deadline, if any.
+  std::optional<Clock::time_point> next_deadline() const;
 
   // Number of items ready to run.
   std::size_t ready() const;
@@ -133,6 +198,8 @@ class ManualScheduler final : public Scheduler {
   mutable std::mutex mu_;
   std::deque<Runnable*> ready_;  // guarded by mu_
   std::size_t steps_ = 0;
+  Clock::time_point now_{};      // guarded by mu_ [RT-8.1]
+  std::shared_ptr<detail::TimerQueue> timers_;
 };
 
 // The process-wide pool used when an API takes an optional Scheduler:

@@ -32,6 +32,12 @@ class Strand final : public Scheduler, public std::enable_shared_from_this<Stran
   ~Strand() override;
 
   void post(Runnable& item) override;
+  // Time is the underlying scheduler's: its clock, its timer queue; a due
+  // timer armed here is posted to this strand [RT-8.1] [RT-8.2].
+  Clock::time_point now() const override { return underlying_.now(); }
+  void arm_timer(std::shared_ptr<detail::TimerEntry> entry) override {
+    underlying_.arm_timer(std::move(entry));
+  }
   Scheduler& underlying() const noexcept { return underlying_; }
 
  private:

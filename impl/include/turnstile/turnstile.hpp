@@ -18,4 +18,6 @@
 #include "turnstile/sync.hpp"
 #include "turnstile/sync_wait.hpp"
 #include "turnstile/task.hpp"
+#include "turnstile/timer.hpp"
+#include "turnstile/timer_handle.hpp"
 #include "turnstile/trace.hpp"

@@ -125,7 +125,7 @@ TEST_F(SlowTurn, ReportedAtSettleWhenNobodyChecked) {
   (void)a.call("export", held_by(hold));
   ms.run_until_idle();
   clock.advance(250ms);
-  EXPECT_TRUE(reports.empty());  // the core has no timer: nothing fires by itself
+  EXPECT_TRUE(reports.empty());  // the watchdog runs on the scheduler's clock, which did not move
   hold.set();
   ms.run_until_idle();
   ASSERT_EQ(reports.size(), 1u);

@@ -74,7 +74,7 @@ Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>>
 #else
   if (serial) self->queued_.fetch_sub(1, std::memory_order_relaxed);  // [TURN-2.3]
 #endif
-  auto* running = self->turn_started(node.method);
+  auto* running = self->turn_started(node.method, call->trace_call);  // [TURN-4.2] arms the watchdog
   detail::wait_graph().started(node);  // [WAIT-I2] holds the serial lane from here
   if (!call->trace_call.empty()) [[unlikely]] self->trace_turn("turn.start", call->trace_call, nullptr, {});
   TurnContext<State> ctx(*self, node.method, call->trace_call);

@@ -1,0 +1,86 @@
+// turnstile/timer_handle.hpp: TimerHandle and the shared record of one armed
+// timer. The contract (clocks, ordering, where callbacks run, cancellation,
+// destruction) is in turnstile/timer.hpp; Scheduler::call_at returns a
+// TimerHandle. This header exists so scheduler.hpp can name both without
+// including fiber.hpp.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+
+namespace turnstile {
+
+class Runnable;
+class Scheduler;
+
+namespace detail {
+class TimerQueue;
+
+// One armed timer: a deadline, and the item posted to `target` when it is due.
+// Shared by the queue that holds it (until it is due, cancelled or dropped)
+// and by whoever armed it (a TimerHandle, a sleeping fiber's awaiter).
+struct TimerEntry {
+  enum State : int {
+    kArmed,      // in a queue's heap
+    kDue,        // taken from the heap and posted to `target`, not run yet
+    kFired,      // its callback started (call_at) [RT-8.4]
+    kCancelled,  // cancel() won: the callback never runs
+    kDropped,    // its queue went away first (scheduler destroyed) [RT-8.5]
+  };
+  static constexpr std::size_t kNoSlot = std::numeric_limits<std::size_t>::max();
+
+  TimerEntry() = default;
+  TimerEntry(const TimerEntry&) = delete;
+  TimerEntry& operator=(const TimerEntry&) = delete;
+  virtual ~TimerEntry() = default;
+
+  // Called once by the queue when the entry is due, just before it posts the
+  // returned item to `target`. `self` is the queue's reference: an entry that
+  // owns its item keeps it until the item has run; one whose item lives
+  // elsewhere (a sleeping fiber's awaiter) drops it.
+  virtual Runnable& make_due(std::shared_ptr<TimerEntry> self) noexcept = 0;
+  // Called once the entry can never fire (cancelled or dropped), by the one
+  // thread that made it so, outside any queue lock: frees what firing needed
+  // (a callback and its captures) without waiting for the last handle.
+  virtual void discard() noexcept {}
+
+  std::chrono::steady_clock::time_point deadline{};  // on the arming scheduler's clock [RT-8.1]
+  Scheduler* target = nullptr;                       // where the item is posted [RT-8.2]
+  // Set by the queue while it holds the entry: guarded by the queue's mutex.
+  std::uint64_t seq = 0;                             // arming order: ties [RT-8.3]
+  std::size_t slot = kNoSlot;                        // index in the queue's heap
+  std::weak_ptr<TimerQueue> queue;                   // written once, before the entry is shared
+  // Only kDue -> kFired (the posted item) races kDue -> kCancelled (cancel());
+  // both are compare-exchanges with acq_rel on success and acquire on failure:
+  // the loser reads the winner's state, nothing else rides on it. The other
+  // transitions happen under the queue's mutex.
+  std::atomic<int> state{kArmed};
+};
+}  // namespace detail
+
+// A cancellable one-shot timer armed by Scheduler::call_at. Copyable: copies
+// refer to the same timer. [RT-8.4]
+class TimerHandle {
+ public:
+  TimerHandle() = default;  // empty: refers to no timer
+  explicit TimerHandle(std::shared_ptr<detail::TimerEntry> entry) noexcept
+      : entry_(std::move(entry)) {}
+
+  // Returns true when the callback has not started and never will: cancelled
+  // now or before, or dropped with its scheduler. Returns false when it has
+  // started (it may still be running on another thread) or the handle is empty.
+  // Safe against a concurrent fire and from any thread. [RT-8.4]
+  bool cancel() noexcept;
+  // True when the timer is armed or due and neither ran nor was cancelled.
+  bool pending() const noexcept;
+  explicit operator bool() const noexcept { return entry_ != nullptr; }
+
+ private:
+  std::shared_ptr<detail::TimerEntry> entry_;
+};
+
+}  // namespace turnstile

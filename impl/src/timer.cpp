@@ -1,0 +1,288 @@
+// timer.cpp: the timer queue (an indexed min-heap), TimerHandle, call_at, the
+// process-wide default timer thread and sleep_for / sleep_until.
+#include "turnstile/timer.hpp"
+
+#include <utility>
+
+#include "timer_queue.hpp"
+
+namespace turnstile {
+
+namespace detail {
+
+// ---------------------------------------------------------------- TimerQueue
+
+TimerQueue::~TimerQueue() { drop_all(); }
+
+bool TimerQueue::before(const TimerEntry& a, const TimerEntry& b) noexcept {
+  // [RT-8.3] deadline order, ties in arming order
+  return a.deadline != b.deadline ? a.deadline < b.deadline : a.seq < b.seq;
+}
+
+void TimerQueue::place(std::size_t i, TimerEntryRef e) {
+  e->slot = i;
+  heap_[i] = std::move(e);
+}
+
+void TimerQueue::sift_up(std::size_t i) {
+  TimerEntryRef e = std::move(heap_[i]);
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!before(*e, *heap_[parent])) break;
+    place(i, std::move(heap_[parent]));
+    i = parent;
+  }
+  place(i, std::move(e));
+}
+
+void TimerQueue::sift_down(std::size_t i) {
+  TimerEntryRef e = std::move(heap_[i]);
+  const std::size_t n = heap_.size();
+  for (;;) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && before(*heap_[child + 1], *heap_[child])) ++child;
+    if (!before(*heap_[child], *e)) break;
+    place(i, std::move(heap_[child]));
+    i = child;
+  }
+  place(i, std::move(e));
+}
+
+TimerEntryRef TimerQueue::pop_at(std::size_t i) {
+  TimerEntryRef out = std::move(heap_[i]);
+  out->slot = TimerEntry::kNoSlot;
+  TimerEntryRef last = std::move(heap_.back());
+  heap_.pop_back();
+  if (i < heap_.size()) {
+    TimerEntry* moved = last.get();
+    place(i, std::move(last));
+    sift_up(i);
+    sift_down(moved->slot);  // a no-op when it moved up
+  }
+  return out;
+}
+
+bool TimerQueue::arm(TimerEntryRef e) {
+  std::unique_lock lock(mu_);
+  e->queue = weak_from_this();
+  if (stopped_) {
+    e->state.store(TimerEntry::kDropped, std::memory_order_relaxed);  // under mu_ [RT-8.5]
+    lock.unlock();
+    e->discard();
+    return false;
+  }
+  e->seq = next_seq_++;
+  const TimerEntry* added = e.get();
+  heap_.push_back(nullptr);
+  place(heap_.size() - 1, std::move(e));
+  sift_up(heap_.size() - 1);
+  // Only when the serving thread sleeps past this deadline: a turn's watchdog
+  // armed behind earlier ones wakes nobody. It re-reads the heap under mu_
+  // before it sleeps again, so nothing is missed.
+  if (heap_.front().get() == added && added->deadline < waiting_until_) cv_.notify_one();
+  return true;
+}
+
+bool TimerQueue::remove(TimerEntry& e) {
+  TimerEntryRef out;
+  {
+    std::lock_guard lock(mu_);
+    if (e.slot == TimerEntry::kNoSlot || e.slot >= heap_.size() || heap_[e.slot].get() != &e)
+      return false;
+    out = pop_at(e.slot);
+    out->state.store(TimerEntry::kCancelled, std::memory_order_relaxed);  // under mu_ [RT-8.4]
+  }
+  out->discard();  // outside the lock: a callback's destructor may arm timers
+  return true;
+}
+
+void TimerQueue::take_due_locked(Clock::time_point now, std::vector<TimerEntryRef>& out) {
+#if defined(TURNSTILE_MUTANT_TIMER_FIRES_EARLY)
+  // mutant: [RT-8.2] a timer due within the next millisecond fires now, before
+  // its deadline
+  now += std::chrono::milliseconds(1);
+#endif
+  while (!heap_.empty() && heap_.front()->deadline <= now) {  // [RT-8.2] never early
+    TimerEntryRef e = pop_at(0);  // [RT-8.3] the earliest, ties by arming order
+    // Relaxed: a canceller reads it after taking mu_ (remove() failed), and the
+    // posted item's runner after the target's queue published the item.
+    e->state.store(TimerEntry::kDue, std::memory_order_relaxed);
+    out.push_back(std::move(e));
+  }
+}
+
+void TimerQueue::take_due(Clock::time_point now, std::vector<TimerEntryRef>& out) {
+  std::lock_guard lock(mu_);
+  take_due_locked(now, out);
+}
+
+bool TimerQueue::wait_due(std::vector<TimerEntryRef>& out) {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    if (stopped_) return false;
+    if (heap_.empty()) {
+      waiting_until_ = Clock::time_point::max();
+      cv_.wait(lock);
+      continue;
+    }
+    const Clock::time_point next = heap_.front()->deadline;
+    if (next <= Clock::now()) {
+      take_due_locked(Clock::now(), out);
+      return true;
+    }
+    waiting_until_ = next;
+    cv_.wait_until(lock, next);  // woken early by arm() of an earlier deadline, or stop()
+  }
+}
+
+void TimerQueue::stop() {
+  std::lock_guard lock(mu_);
+  stopped_ = true;
+  cv_.notify_all();
+}
+
+void TimerQueue::drop_all() {
+  std::vector<TimerEntryRef> dropped;
+  {
+    std::lock_guard lock(mu_);
+    dropped.swap(heap_);
+    for (const auto& e : dropped) {
+      e->slot = TimerEntry::kNoSlot;
+      e->state.store(TimerEntry::kDropped, std::memory_order_relaxed);  // under mu_ [RT-8.5]
+    }
+  }
+  // Outside the lock: destroying a callback may arm or cancel timers here.
+  for (auto& e : dropped) e->discard();
+}
+
+std::optional<TimerQueue::Clock::time_point> TimerQueue::next_deadline() const {
+  std::lock_guard lock(mu_);
+  if (heap_.empty()) return std::nullopt;
+  return heap_.front()->deadline;
+}
+
+std::size_t TimerQueue::size() const {
+  std::lock_guard lock(mu_);
+  return heap_.size();
+}
+
+void post_due(std::vector<TimerEntryRef>& due) {
+  for (auto& e : due) {
+    Scheduler* target = e->target;
+    Runnable& item = e->make_due(e);
+    target->post(item);  // [RT-8.2] posted, never run here
+  }
+  due.clear();
+}
+
+namespace {
+// call_at's entry: its item runs the callback unless cancel() won. [RT-8.4]
+class CallAtEntry final : public TimerEntry, public Runnable {
+ public:
+  explicit CallAtEntry(std::function<void()> fn) : fn_(std::move(fn)) {}
+  Runnable& make_due(std::shared_ptr<TimerEntry> self) noexcept override {
+    self_ = std::move(self);  // alive until run() [RT-8.2]
+    return *this;
+  }
+  void discard() noexcept override { std::function<void()>().swap(fn_); }
+  void run() noexcept override {
+    // Released as run() returns: the entry (and this item) may be freed then.
+    const std::shared_ptr<TimerEntry> keep = std::exchange(self_, nullptr);
+    (void)keep;
+    int expected = kDue;
+    // acq_rel / acquire: pairs with the compare-exchange in TimerHandle::cancel;
+    // exactly one of them leaves kDue.
+    if (!state.compare_exchange_strong(expected, kFired, std::memory_order_acq_rel,
+                                       std::memory_order_acquire))
+      return;  // cancelled after it was posted: do nothing [RT-8.4]
+    try {
+      fn_();
+    } catch (...) {
+      report_unhandled(std::current_exception(), "a timer callback");
+    }
+  }
+
+ private:
+  std::function<void()> fn_;
+  std::shared_ptr<TimerEntry> self_;  // set when posted, taken by run()
+};
+
+// The process-wide timer thread of the default Scheduler::arm_timer. Never
+// destroyed (a scheduler may arm a timer during static destruction).
+TimerQueue& default_timer_queue() {
+  static TimerQueue* const queue = [] {
+    auto* holder = new std::shared_ptr<TimerQueue>(std::make_shared<TimerQueue>());
+    std::thread([q = *holder] {
+      std::vector<TimerEntryRef> due;
+      while (q->wait_due(due)) post_due(due);
+    }).detach();
+    return holder->get();
+  }();
+  return *queue;
+}
+}  // namespace
+
+void SleepAwaiter::await_suspend(std::coroutine_handle<> h) {
+  auto e = std::make_shared<SleepEntry>();
+  e->resume.arm(h);  // throws FrameworkContextError outside a fiber [RT-4.4]
+  Scheduler& s = *e->resume.fiber()->scheduler;
+  e->target = &s;    // [RT-8.2] resumes on the fiber's own scheduler
+  e->deadline = relative_ ? s.now() + delay_ : until_;
+  e->self = e;
+  entry_ = e.get();
+  s.arm_timer(std::move(e));
+}
+
+void SleepAwaiter::await_resume() noexcept {
+  if (entry_ != nullptr) {
+    SleepEntry* e = std::exchange(entry_, nullptr);
+    e->self.reset();  // the timer's last reference: frees it
+  }
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------- the public side
+
+bool TimerHandle::cancel() noexcept {
+  if (!entry_) return false;
+  if (auto q = entry_->queue.lock()) {
+    if (q->remove(*entry_)) return true;  // still armed: now it never becomes due
+  }
+  int s = entry_->state.load(std::memory_order_acquire);
+  // acq_rel / acquire: pairs with CallAtEntry::run's compare-exchange.
+  while (s == detail::TimerEntry::kDue) {
+    if (entry_->state.compare_exchange_weak(s, detail::TimerEntry::kCancelled,
+                                            std::memory_order_acq_rel, std::memory_order_acquire)) {
+      entry_->discard();  // its posted item will not touch the callback
+      return true;        // posted, not run: its item will do nothing [RT-8.4]
+    }
+  }
+  return s == detail::TimerEntry::kCancelled || s == detail::TimerEntry::kDropped;
+}
+
+bool TimerHandle::pending() const noexcept {
+  if (!entry_) return false;
+  const int s = entry_->state.load(std::memory_order_acquire);  // pairs as in cancel()
+  return s == detail::TimerEntry::kArmed || s == detail::TimerEntry::kDue;
+}
+
+TimerHandle Scheduler::call_at(Clock::time_point deadline, std::function<void()> fn) {
+  auto e = std::make_shared<detail::CallAtEntry>(std::move(fn));
+  e->deadline = deadline;
+  e->target = this;  // [RT-8.2] the callback is posted here
+  TimerHandle handle(e);
+  arm_timer(std::move(e));
+  return handle;
+}
+
+TimerHandle Scheduler::call_after(Clock::duration delay, std::function<void()> fn) {
+  return call_at(now() + delay, std::move(fn));
+}
+
+void Scheduler::arm_timer(std::shared_ptr<detail::TimerEntry> entry) {
+  detail::default_timer_queue().arm(std::move(entry));
+}
+
+}  // namespace turnstile

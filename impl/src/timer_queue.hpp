@@ -1,0 +1,71 @@
+// timer_queue.hpp (private): the timer queue behind every scheduler's timers,
+// a min-heap of armed entries by (deadline, arming order). One per ThreadPool
+// (served by its timer thread), per ManualScheduler (served by advance()), per
+// sync_wait loop (served by the loop's deadline wait), and one process-wide
+// (the default Scheduler::arm_timer).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "turnstile/scheduler.hpp"
+
+namespace turnstile::detail {
+
+using TimerEntryRef = std::shared_ptr<TimerEntry>;
+
+class TimerQueue : public std::enable_shared_from_this<TimerQueue> {
+ public:
+  using Clock = Scheduler::Clock;
+
+  TimerQueue() = default;
+  TimerQueue(const TimerQueue&) = delete;
+  TimerQueue& operator=(const TimerQueue&) = delete;
+  ~TimerQueue();  // drops what is still armed [RT-8.5]
+
+  // Adds `e` (owned by a shared_ptr; e->deadline and e->target set). Returns
+  // false, with the entry dropped, once stop() was called. Wakes a waiter of
+  // wait_due() when `e` is the new earliest deadline.
+  bool arm(TimerEntryRef e);
+  // Takes `e` out of the heap if it is still there: it is then cancelled and
+  // never due. False when it is not armed here (due, dropped, or never armed).
+  bool remove(TimerEntry& e);
+  // Moves every entry due at `now` (deadline <= now) to `out`, earliest first,
+  // ties in arming order, each marked due [RT-8.3].
+  void take_due(Clock::time_point now, std::vector<TimerEntryRef>& out);
+  // Blocks until an entry is due on Clock::now() and takes the due ones (true),
+  // or until stop() (false). For the one thread that serves this queue.
+  bool wait_due(std::vector<TimerEntryRef>& out);
+  // Refuses later arms and wakes wait_due().
+  void stop();
+  // Drops every armed entry: never posted, callbacks destroyed unrun [RT-8.5].
+  void drop_all();
+  std::optional<Clock::time_point> next_deadline() const;
+  std::size_t size() const;
+
+ private:
+  static bool before(const TimerEntry& a, const TimerEntry& b) noexcept;
+  void place(std::size_t i, TimerEntryRef e);
+  void sift_up(std::size_t i);
+  void sift_down(std::size_t i);
+  TimerEntryRef pop_at(std::size_t i);
+  void take_due_locked(Clock::time_point now, std::vector<TimerEntryRef>& out);
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;     // wait_due()'s wake-up
+  std::vector<TimerEntryRef> heap_;  // guarded by mu_; heap_[i]->slot == i
+  std::uint64_t next_seq_ = 0;       // guarded by mu_
+  bool stopped_ = false;             // guarded by mu_
+  // What the serving thread's last sleep in wait_due() waits until (max: no
+  // deadline); arm() wakes it only for an earlier one. Guarded by mu_.
+  Clock::time_point waiting_until_ = Clock::time_point::max();
+};
+
+// Posts each due entry's item to its target [RT-8.2]; call without any lock.
+void post_due(std::vector<TimerEntryRef>& due);
+
+}  // namespace turnstile::detail
