@@ -445,25 +445,25 @@ int main(int argc, char** argv) {
           {"two-activations",
            "TA awaits CB while TB awaits CA (each call queued behind the other's turn): exactly one "
            "await refused, naming every hop",
-           {full_search(), random_search(100000)}, &run_suite<TwoActivations>},
+           {full_search(), random_search(50000)}, &run_suite<TwoActivations>},
           {"three-activations",
            "TA->CB, TB->CC, TC->CA on three threads: exactly one refused, naming the six hops",
-           {bounded(0), random_search(100000)}, &run_suite<ThreeActivations>},
+           {bounded(0), random_search(50000)}, &run_suite<ThreeActivations>},
           {"lane-handoff",
            "a cycle closing through the turn that took a lane over while the other await walks it: "
            "exactly one refused, naming every hop; the freed former holder is never read",
-           {full_search(), random_search(100000)}, &run_suite<LaneHandoff>},
+           {full_search(), random_search(50000)}, &run_suite<LaneHandoff>},
           {"no-false-refusal",
            "awaits closing no cycle (an interleaved call waits for no turn; the callee takes its lane "
            "over) walked while the lane changes hands: none refused; the freed holder is never read",
-           {bounded(3), random_search(100000)}, &run_suite<NoFalseRefusal>},
+           {bounded(2), random_search(50000)}, &run_suite<NoFalseRefusal>},
           {"settle-vs-walk",
            "two walkers through a lane holder that settles and is freed and a queued call that "
            "starts: the freed holder is never read, no false refusal, W<->Q refused exactly once",
-           {random_search(100000), bounded(0)}, &run_suite<SettleVsWalk>},
+           {random_search(50000), bounded(0)}, &run_suite<SettleVsWalk>},
           {"end-wait",
            "two awaits from one node inserted and removed while a third walks its edge list: no "
            "lost or stale edge, no cycle ever in the graph, every edge removed, nothing leaked",
-           {random_search(100000), bounded(0)}, &run_suite<EndWait>},
+           {random_search(50000), bounded(0)}, &run_suite<EndWait>},
       });
 }
