@@ -320,7 +320,7 @@ TEST(TurnThreeWaysOut, OneMoveTheSlowCallIntoTheCaller) {
   // The caller does the slow part first, then passes the result in.
   detach(ms, [](Activation<int>& c, Event& slow, Outcome<void>& out) -> Task<> {
     co_await slow.wait();
-    const int quote = 99;
+    int quote = 99;  // not const: clang warns a captured constant is unused
     co_await collect_into(c.call("checkout", [quote](TurnContext<int>& ctx) -> Task<> {
       ctx.state() += quote;
       co_return;
@@ -349,7 +349,7 @@ TEST(TurnThreeWaysOut, TwoMoveTheSlowCallIntoATaskAndComeBackWithATurn) {
   collect(ms, cart.call("checkout", [&io](TurnContext<int>& ctx) -> Task<> {
     ctx.task([&io](TaskContext<int>& t) -> Task<> {
       co_await io.wait();  // outside the turn sequence
-      const int quote = 99;
+      int quote = 99;  // not const: see above
       co_await t.turn([quote](int& total) { total += quote; });  // back in, only to store
     });
     co_return;  // the turn settles now
