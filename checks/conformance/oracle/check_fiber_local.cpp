@@ -18,7 +18,7 @@ namespace turnstile::oracle::detail {
 
 namespace {
 
-using Env = std::map<std::string, nlohmann::json>;
+using Env = std::map<std::string, Value>;
 
 struct Frame {
   bool install = false;
@@ -35,13 +35,13 @@ struct Fiber {
   Env base;
   std::vector<Frame> frames;
   std::vector<std::pair<Env, std::size_t>> uninstalled;  // snapshots this fiber left, and where
-  std::map<std::string, std::vector<std::pair<nlohmann::json, std::size_t>>> restored;  // ditto binds
+  std::map<std::string, std::vector<std::pair<Value, std::size_t>>> restored;  // ditto binds
 
   const Env& env() const { return frames.empty() ? base : frames.back().env; }
 };
 
-std::string show(const std::optional<nlohmann::json>& v) {
-  return v ? v->dump() : std::string("unbound");
+std::string show(const std::optional<Value>& v) {
+  return v ? show_value(*v) : std::string("unbound");
 }
 
 class FiberLocalChecker {
@@ -55,8 +55,8 @@ class FiberLocalChecker {
     if (e.ev == "fiber.spawn") return spawn(e, f);
     if (e.ev == "fl.bind") {
       Frame frame{false, e.str("key"), e.line, f.env()};
-      frame.env[frame.name] = e.data.at("value");
-      binds_[frame.name].push_back({e.fiber, e.data.at("value"), e.line});
+      frame.env[frame.name] = e.value("value");
+      binds_[frame.name].push_back({e.fiber, e.value("value"), e.line});
       f.frames.push_back(std::move(frame));
     } else if (e.ev == "fl.restore") {
       pop(e, f, false, e.str("key"), "FL-3.1");
@@ -122,9 +122,9 @@ class FiberLocalChecker {
 
   void read(const Event& e, const Fiber& f) {
     const std::string& key = e.str("key");
-    std::optional<nlohmann::json> seen;
-    if (!e.flag("unbound")) seen = e.data.at("value");
-    std::optional<nlohmann::json> want;
+    std::optional<Value> seen;
+    if (!e.flag("unbound")) seen = e.value("value");
+    std::optional<Value> want;
     if (const auto it = f.env().find(key); it != f.env().end()) want = it->second;
     if (seen == want) return;
     const auto [rule, lines] = attribute(e, f, key, seen);
@@ -136,7 +136,7 @@ class FiberLocalChecker {
 
   // Which rule a wrong read breaks, and the lines of the events behind it.
   std::pair<std::string, std::vector<std::size_t>> attribute(
-      const Event& e, const Fiber& f, const std::string& key, const std::optional<nlohmann::json>& seen) {
+      const Event& e, const Fiber& f, const std::string& key, const std::optional<Value>& seen) {
     // Innermost frame that decides the key: an install, or a bind of the key.
     const auto found = std::find_if(f.frames.rbegin(), f.frames.rend(),
                                     [&](const Frame& fr) { return fr.install || fr.name == key; });
@@ -183,7 +183,7 @@ class FiberLocalChecker {
   std::map<std::string, Env> snapshots_;
   struct Bind {
     std::string fiber;
-    nlohmann::json value;
+    Value value;
     std::size_t line;
   };
   std::map<std::string, std::vector<Bind>> binds_;  // every bind of a key, any fiber

@@ -159,6 +159,11 @@ class Validator {
   std::set<std::string> lanes_, keys_, acts_, fibers_, ids_;
 };
 
+// A string field of `e`, or "?" when the trace left it out.
+std::string text_or_unknown(const Event& e, const char* field) {
+  return e.has(field) ? e.text(field) : std::string("?");
+}
+
 // The trace events check_expectations needs, indexed by the ids they carry.
 struct Index {
   std::map<std::string, const Event*> submit, answer, resumed;  // lane: by item
@@ -170,10 +175,7 @@ struct Index {
 
   explicit Index(const Trace& t) {
     for (const Event& e : t.events) {
-      const json& d = e.data;
-      auto s = [&](const char* f) -> std::string {
-        return d.contains(f) && d[f].is_string() ? d[f].get<std::string>() : std::string();
-      };
+      auto s = [&](const char* f) { return e.text(f); };
       if (e.ev == "lane.submit") submit.emplace(s("lane") + "\n" + s("item"), &e);
       else if (e.ev == "lane.accepted" || e.ev == "lane.refused")
         answer.emplace(s("lane") + "\n" + s("item"), &e);
@@ -211,9 +213,9 @@ Outcome outcome_of(const json& op, const Index& ix) {
     if (ans == ix.answer.end()) return o;
     add(ans->second);
     if (ans->second->ev == "lane.refused") {
-      const auto& r = ans->second->data["reason"];
+      const std::string r = ans->second->text("reason");
       o.found = true;
-      o.value = "refused:" + (r.is_string() ? r.get<std::string>() : std::string("?"));
+      o.value = "refused:" + (r.empty() ? std::string("?") : r);
       return o;
     }
     o.body_ran = true;
@@ -226,7 +228,7 @@ Outcome outcome_of(const json& op, const Index& ix) {
     if (res == ix.resumed.end()) return o;
     add(res->second);
     o.found = true;
-    o.value = res->second->data.value("outcome", std::string("?"));
+    o.value = text_or_unknown(*res->second, "outcome");
     return o;
   }
   if (what == "close") {
@@ -239,9 +241,9 @@ Outcome outcome_of(const json& op, const Index& ix) {
     if (r == ix.read.end()) return o;
     add(r->second);
     o.found = true;
-    const json& d = r->second->data;
-    o.value = d.contains("value") ? d["value"] : json(nullptr);
-    if (d.contains("unbound") && d["unbound"] == true) o.value = nullptr;
+    const Event& d = *r->second;
+    o.value = d.has("value") ? d.value("value") : json(nullptr);
+    if (d.flag("unbound")) o.value = nullptr;
     return o;
   }
   if (what == "call" || what == "turn") {
@@ -252,18 +254,18 @@ Outcome outcome_of(const json& op, const Index& ix) {
       if (it != ix.call.end()) c = it->second;
     } else {
       for (const auto& [k, e] : ix.call)  // a reentry's act is the task's activation
-        if (e->ev == "turn.reentry" && e->data.value("call", std::string()) == id) c = e;
+        if (e->ev == "turn.reentry" && e->text("call") == id) c = e;
     }
     if (c == nullptr) return o;
     add(c);
-    const std::string k = c->data.value("act", std::string()) + "\n" + c->data.value("call", std::string());
+    const std::string k = c->text("act") + "\n" + c->text("call");
     auto ans = ix.call_answer.find(k);
     // [TURN-7.1] a refused await is the op's outcome; the call is not cancelled
     // (its body runs later, after the turn it would have waited for).
     if (auto ref = ix.await_refused.find(k); ref != ix.await_refused.end()) {
       add(ref->second);
       o.found = true;
-      o.value = "refused:" + ref->second->data.value("reason", std::string("?"));
+      o.value = "refused:" + text_or_unknown(*ref->second, "reason");
       o.body_ran = ans != ix.call_answer.end() && ans->second->ev == "turn.end";
       return o;
     }
@@ -271,10 +273,10 @@ Outcome outcome_of(const json& op, const Index& ix) {
     add(ans->second);
     o.found = true;
     if (ans->second->ev == "turn.refused") {  // obsolete: a call refused at the call
-      o.value = "refused:" + ans->second->data.value("reason", std::string("?"));
+      o.value = "refused:" + text_or_unknown(*ans->second, "reason");
     } else {
       o.body_ran = true;
-      o.value = ans->second->data.value("outcome", std::string("?"));
+      o.value = text_or_unknown(*ans->second, "outcome");
     }
     return o;
   }

@@ -25,6 +25,17 @@ bool Event::flag(const char* field) const {
   return it != data.end() && it->is_boolean() && it->get<bool>();
 }
 
+bool Event::has(const char* field) const { return data.contains(field); }
+
+std::string Event::text(const char* field) const {
+  const auto it = data.find(field);
+  return it != data.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const Value& Event::value(const char* field) const { return data.at(field); }
+
+std::string show_value(const Value& v) { return v.dump(); }
+
 std::string InputError::to_string() const {
   std::string out = source + ":" + std::to_string(line) + ": ";
   if (!field.empty()) out += "field '" + field + "': ";

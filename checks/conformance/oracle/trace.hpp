@@ -25,8 +25,16 @@ inline constexpr int kScenarioFormat = 1;
 inline constexpr int kServeProtocol = 1;
 inline constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;  // 1 MiB
 
+// A fiber-local value as a trace carries it: a string, number, boolean or null.
+// Compared with ==; shown with show_value().
+using Value = nlohmann::json;
+
+// "\"x\"", "1", "null": a value as the trace spelled it (for messages).
+std::string show_value(const Value& v);
+
 // One line of a trace. `data` is the whole JSON object of the line; the fields
-// every event has are also kept typed.
+// every event has are also kept typed. Checkers read fields only through the
+// accessors (the representation behind them may change).
 struct Event {
   std::size_t line = 0;  // 1-based line number in the input
   std::int64_t seq = 0;
@@ -37,6 +45,12 @@ struct Event {
   // Field accessors for fields parse_trace() has validated for this `ev`.
   const std::string& str(const char* field) const;
   bool flag(const char* field) const;
+  // Whether the line has `field` at all.
+  bool has(const char* field) const;
+  // A string field, or "" when it is absent or not a string.
+  std::string text(const char* field) const;
+  // A fiber-local value field (fl.bind's and fl.read's `value`), validated.
+  const Value& value(const char* field) const;
 };
 
 struct InputError {
