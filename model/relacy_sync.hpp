@@ -229,9 +229,6 @@ struct RelacySync {
     void lock(std::source_location loc = std::source_location::current()) {
       impl_.lock(model::here(loc));
     }
-    bool try_lock(std::source_location loc = std::source_location::current()) {
-      return impl_.try_lock(model::here(loc));
-    }
     void unlock(std::source_location loc = std::source_location::current()) {
       impl_.unlock(model::here(loc));
     }
@@ -241,11 +238,6 @@ struct RelacySync {
    private:
     rl::mutex impl_;
   };
-
-  static void fence(std::memory_order mo,
-                    std::source_location loc = std::source_location::current()) {
-    rl::atomic_thread_fence(model::to_rl(mo), model::here(loc));
-  }
 };
 
 }  // namespace turnstile

@@ -3,7 +3,8 @@
 //
 // Every concurrent core of turnstile (the completion word of Event/Promise, the
 // binding-frame reference count, the lane's queue and state word, the
-// activation's serial chain) is a template over a `Sync` policy and reaches
+// activation's serial chain, the wait graph of turns) is a template over a
+// `Sync` policy and reaches
 // atomics, mutexes and shared plain data only through it:
 //
 //   Sync::atomic<T>  load/store/exchange/compare_exchange_{weak,strong}/fetch_add/
@@ -45,10 +46,6 @@ struct StdSync {
    private:
     T value_{};
   };
-
-  // A fence, for the rare core that needs one (named with the operation it pairs
-  // with at its call site).
-  static void fence(std::memory_order mo) noexcept { std::atomic_thread_fence(mo); }
 };
 
 }  // namespace turnstile
