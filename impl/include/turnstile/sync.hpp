@@ -4,8 +4,8 @@
 // Every concurrent core of turnstile (the completion word of Event/Promise, the
 // binding-frame reference count, the lane's queue and state word, the
 // activation's serial chain, the wait graph of turns) is a template over a
-// `Sync` policy and reaches
-// atomics, mutexes and shared plain data only through it:
+// `Sync` policy and reaches atomics, mutexes and shared plain data only through
+// it:
 //
 //   Sync::atomic<T>  load/store/exchange/compare_exchange_{weak,strong}/fetch_add/
 //                    fetch_sub, each taking an explicit std::memory_order;
