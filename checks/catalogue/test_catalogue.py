@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Unit tests of checks/catalogue/catalogue on fixture trees (ctest static.catalogue_selftest).
+"""End-to-end tests of checks/catalogue/catalogue on fixture trees (ctest
+static.catalogue_selftest). Most run the command's main() in this process (fast);
+the HTML tests run the `catalogue` script itself, as ci/test does.
 
 These test the tool, not a rule of spec/: they carry no `spec:` lines, and the
 catalogue does not scan checks/catalogue/.
 """
 
+import contextlib
+import io
 import os
 import re
 import shutil
@@ -14,7 +18,12 @@ import tempfile
 import textwrap
 import unittest
 
-TOOL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "catalogue")
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOL = os.path.join(HERE, "catalogue")
+sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
+
+from catalogue_lib import cli  # noqa: E402
 
 README = """\
 # spec conventions
@@ -130,9 +139,14 @@ class Fixture(unittest.TestCase):
             f.write(text.replace(old, new))
 
     def run_tool(self, *args):
-        r = subprocess.run([sys.executable, TOOL, "--root", self.root, "--no-html", *args],
-                           capture_output=True, text=True)
-        return r.returncode, r.stdout + r.stderr
+        """(exit status, output) of `catalogue --root <fixture> --no-html ARGS`."""
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            try:
+                rc = cli.main(["--root", self.root, "--no-html", *args])
+            except SystemExit as e:
+                rc = e.code
+        return rc, out.getvalue()
 
     def generate(self):
         rc, out = self.run_tool("--write")
@@ -204,6 +218,20 @@ class CleanTree(Fixture):
         self.write("build/a/ctest-junit-rest.xml", junit(ALL_PASS[4:7]))
         out = self.assertPasses("--junit", "build/*/ctest-junit-*.xml")
         self.assertIn("3 pass, 0 fail", out)
+
+    def test_the_script_keeps_its_exit_codes(self):
+        def script(*args):
+            return subprocess.run([sys.executable, TOOL, "--root", self.root, "--no-html", *args],
+                                  capture_output=True, text=True)
+        r = script("--check")
+        self.assertEqual(r.returncode, 1, r.stdout)        # no spec/CATALOGUE.md yet
+        self.assertEqual(script("--write").returncode, 0)
+        r = script("--check", "--quiet")
+        self.assertEqual((r.returncode, r.stderr), (0, ""), r.stdout)
+        self.assertRegex(r.stdout, r"^catalogue: 3 rules, .*: ok\n$")
+        r = script("--allow-missing", "fuzz")
+        self.assertEqual(r.returncode, 2)                  # bad usage
+        self.assertIn("the kind must be one of unit, compile, property, model, conformance", r.stderr)
 
     def test_html_page_is_self_contained(self):
         self.generate()
