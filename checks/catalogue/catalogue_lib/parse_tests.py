@@ -41,6 +41,7 @@ RUNTIME_CHECK_RE = re.compile(
     r"\b(?:(?:EXPECT|ASSERT)_[A-Z0-9_]+|FAIL|ADD_FAILURE(?:_AT)?|GTEST_FAIL|GTEST_SKIP"
     r"|RC_(?:ASSERT\w*|FAIL|SUCCEED_IF|DISCARD|PRE))\s*\(")
 STATIC_NAME_MAX = 120
+BRACKETS_RE = {"(": re.compile(r"[()]"), "{": re.compile(r"[{}]")}
 
 
 def iter_test_files(root):
@@ -81,13 +82,15 @@ def convention_ctest_name(home, rel):
 
 def mask_cpp(text):
     """`text` with comments and string/char literals blanked (newlines and offsets kept)."""
-    return CPP_NOISE_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    def blank(m):
+        return "\n".join(" " * len(part) for part in m.group(0).split("\n"))
+    return CPP_NOISE_RE.sub(blank, text)
 
 
 def matching(code, start, open_ch, close_ch):
     """The index of the bracket closing the one at `start` in masked `code` (or len)."""
     depth = 0
-    for m in re.compile(re.escape(open_ch) + "|" + re.escape(close_ch)).finditer(code, start):
+    for m in BRACKETS_RE[open_ch].finditer(code, start):
         depth += 1 if m.group(0) == open_ch else -1
         if depth == 0:
             return m.start()
