@@ -1,18 +1,23 @@
 // oracle/generate.cpp: generate_scenarios (spec/trace-format.md section 2,
-// [TRACE-2.1]).
+// [TRACE-2.1]) and the generator's three contracts (generator.hpp; the seams
+// between contracts are in generate_mixed.cpp).
 //
 // Deterministic on every platform: an own splitmix64 generator, only integer
 // arithmetic (no <random> distributions, whose output differs between standard
 // libraries), and nlohmann::json objects (sorted keys) for the output. Scenario
-// i depends only on (seed, i, its contract), not on count.
+// i depends only on (seed, i, its contract, the contracts asked for), not on
+// count.
 //
 // Every `expect` lists every outcome the spec permits under any schedule:
 //   lane: a close on another fiber races every submission (both outcomes); a
-//     close earlier on the same fiber refuses for sure; inside a turn, a
+//     close earlier on the same fiber refuses for sure (a close made by a turn
+//     counts as another fiber's); inside a turn, a
 //     nested run on the same lane is refused `reentrant` (or `closed` when a
 //     close exists: both are refusals), a nested post is accepted (or refused
 //     `closed` when a close of that lane exists anywhere, since a posted turn
-//     may run after a later close).
+//     may run after a later close). A run of another lane from a turn is
+//     started and not awaited (spec/porting.md section 4): ok or error by its
+//     body, or refused:closed when that lane has a close.
 //   fiber-local: values come from a sequential model (they do not depend on
 //     the schedule: FL semantics are per fiber).
 //   turns: an awaited call is refused at the await (`refused:wait-cycle`)
@@ -29,386 +34,468 @@
 #include <utility>
 #include <vector>
 
+#include "oracle/generator.hpp"
 #include "oracle/scenario.hpp"
 
 namespace turnstile::oracle {
 
+namespace gen {
+
 namespace {
+bool asked_for(const std::vector<std::string>& asked, const char* c) {
+  for (const auto& a : asked) if (a == c) return true;
+  return false;
+}
+}  // namespace
 
-using nlohmann::json;
+Gen::Gen(std::uint64_t seed, std::size_t index, const std::vector<std::string>& asked)
+    : rng_{seed ^ (0x5851f42d4c957f2dULL * (index + 1))},
+      ask_lane_(asked_for(asked, "lane")),
+      ask_fl_(asked_for(asked, "fiber-local")),
+      ask_turns_(asked_for(asked, "turns")) {
+  rng_.next();
+}
 
-struct Rng {
-  std::uint64_t s;
-  std::uint64_t next() {
-    std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  std::uint64_t below(std::uint64_t n) { return n == 0 ? 0 : next() % n; }
-  bool chance(std::uint64_t percent) { return below(100) < percent; }
-};
+json Gen::base(const std::string& id, const std::string& contract) {
+  return json{{"scenario", id}, {"format", kScenarioFormat}, {"contract", contract},
+              {"lanes", json::array()}, {"keys", json::array()},
+              {"activations", json::array()}, {"fibers", json::array()}};
+}
 
-class Gen {
- public:
-  Gen(std::uint64_t seed, std::size_t index) : rng_{seed ^ (0x5851f42d4c957f2dULL * (index + 1))} {
-    rng_.next();
-  }
+void Gen::maybe_schedule(json& doc) {
+  if (!rng_.chance(35)) return;  // deterministic vectors: an explicit schedule
+  json s = json::array();
+  const std::uint64_t n = 4 + rng_.below(24);
+  for (std::uint64_t i = 0; i < n; ++i) s.push_back(rng_.below(8));
+  doc["schedule"] = s;
+}
 
-  std::string op_id() { return "o" + std::to_string(++ops_); }
-  std::string fiber_id() { return "f" + std::to_string(fibers_++); }
-
-  json base(const std::string& id, const std::string& contract) {
-    return json{{"scenario", id}, {"format", kScenarioFormat}, {"contract", contract},
-                {"lanes", json::array()}, {"keys", json::array()},
-                {"activations", json::array()}, {"fibers", json::array()}};
-  }
-
-  void maybe_schedule(json& doc) {
-    if (!rng_.chance(35)) return;  // deterministic vectors: an explicit schedule
-    json s = json::array();
-    const std::uint64_t n = 4 + rng_.below(24);
-    for (std::uint64_t i = 0; i < n; ++i) s.push_back(rng_.below(8));
-    doc["schedule"] = s;
-  }
-
-  // ------------------------------------------------------------------ lanes
-  json lane(const std::string& id) {
-    json doc = base(id, "lane");
-    const std::size_t nl = 1 + rng_.below(2), nf = 1 + rng_.below(3);
-    std::vector<std::string> lanes;
-    for (std::size_t i = 0; i < nl; ++i) lanes.push_back("L" + std::to_string(i));
-    doc["lanes"] = lanes;
-    // Pass 1: each root fiber's top-level plan (kind, lane).
-    struct Top { std::string kind; std::size_t lane; };
-    std::vector<std::vector<Top>> plan(nf);
-    std::vector<std::vector<std::size_t>> closes(nl);  // fibers that close each lane
-    for (std::size_t f = 0; f < nf; ++f) {
-      const std::size_t n = 1 + rng_.below(4);
-      bool closed_one = false;
-      for (std::size_t k = 0; k < n; ++k) {
-        const std::uint64_t r = rng_.below(100);
-        const std::size_t l = rng_.below(nl);
-        if (r < 45) plan[f].push_back({"run", l});
-        else if (r < 75) plan[f].push_back({"post", l});
-        else if (r < 87) plan[f].push_back({"yield", l});
-        else if (!closed_one) {
-          plan[f].push_back({"close", l});
-          closes[l].push_back(f);
-          closed_one = true;
-        } else plan[f].push_back({"post", l});
-      }
-    }
-    // Pass 2: the ops with their expectations.
-    for (std::size_t f = 0; f < nf; ++f) {
-      json ops = json::array();
-      std::vector<bool> closed_here(nl, false);
-      for (const Top& t : plan[f]) {
-        const std::string& L = lanes[t.lane];
-        json op{{"id", op_id()}, {"do", t.kind}};
-        if (t.kind == "yield") { ops.push_back(op); continue; }
-        op["lane"] = L;
-        if (t.kind == "close") {
-          closed_here[t.lane] = true;
-          ops.push_back(op);
-          continue;
-        }
-        bool throws = false;
-        op["body"] = turn_body(t.lane, lanes, closes, 0, throws);
-        bool other_close = false;
-        for (std::size_t c : closes[t.lane]) other_close = other_close || c != f;
-        json expect = json::array();
-        std::string rule;
-        if (closed_here[t.lane]) {
-          expect.push_back("refused:closed");
-          rule = "LANE-7.4";
-        } else {
-          expect.push_back(t.kind == "post" ? "accepted" : (throws ? "error" : "ok"));
-          rule = t.kind == "run" ? (throws ? "LANE-7.5" : "LANE-8.1") : "LANE-8.1";
-          if (other_close) {
-            expect.push_back("refused:closed");
-            rule = "LANE-7.4";
-          }
-        }
-        op["expect"] = expect;
-        op["rule"] = rule;
-        ops.push_back(op);
-      }
-      doc["fibers"].push_back(json{{"fiber", fiber_id()}, {"ops", ops}});
-    }
-    maybe_schedule(doc);
-    return doc;
-  }
-
-  // A lane turn's (synchronous) body on lane `l`.
-  json turn_body(std::size_t l, const std::vector<std::string>& lanes,
-                 const std::vector<std::vector<std::size_t>>& closes, int depth, bool& throws) {
-    json body = json::array();
-    const std::size_t n = rng_.below(3);
+// ------------------------------------------------------------------ lanes
+json Gen::lane(const std::string& id) {
+  json doc = base(id, "lane");
+  const std::size_t nl = 1 + rng_.below(2), nf = 1 + rng_.below(3);
+  for (std::size_t i = 0; i < nl; ++i) lanes_.push_back("L" + std::to_string(i));
+  doc["lanes"] = lanes_;
+  closes_.assign(nl, {});
+  lanes_on_ = true;
+  mix_in(doc, "lane");
+  // Pass 1: each root fiber's top-level plan (kind, lane, a lane its turn closes).
+  struct Top { std::string kind; std::size_t lane; std::size_t closes = kInTurn; };
+  std::vector<std::vector<Top>> plan(nf);
+  for (std::size_t f = 0; f < nf; ++f) {
+    const std::size_t n = 1 + rng_.below(4);
+    bool closed_one = false;
     for (std::size_t k = 0; k < n; ++k) {
-      if (rng_.chance(45)) {  // a reentrant attempt: must be refused
-        json expect = json::array({"refused:reentrant"});
-        if (!closes[l].empty()) expect.push_back("refused:closed");
-        body.push_back(json{{"id", op_id()}, {"do", "run"}, {"lane", lanes[l]}, {"body", json::array()},
-                            {"expect", expect}, {"rule", "LANE-5.3"}});
-      } else {
-        const std::size_t m = rng_.below(lanes.size());
-        bool inner_throws = false;
-        json inner = depth < 1 ? turn_body(m, lanes, closes, depth + 1, inner_throws) : json::array();
-        json expect = json::array({"accepted"});
-        std::string rule = m == l ? "LANE-7.7" : "LANE-8.1";
-        if (!closes[m].empty()) {
-          expect.push_back("refused:closed");
-          rule = "LANE-7.4";
-        }
-        body.push_back(json{{"id", op_id()}, {"do", "post"}, {"lane", lanes[m]}, {"body", inner},
-                            {"expect", expect}, {"rule", rule}});
+      const std::uint64_t r = rng_.below(100);
+      const std::size_t l = rng_.below(nl);
+      if (r < 45) plan[f].push_back({"run", l});
+      else if (r < 75) plan[f].push_back({"post", l});
+      else if (r < 87) plan[f].push_back({"yield", l});
+      else if (!closed_one) {
+        plan[f].push_back({"close", l});
+        closes_[l].push_back(f);
+        closed_one = true;
+      } else plan[f].push_back({"post", l});
+      Top& t = plan[f].back();
+      if ((t.kind == "run" || t.kind == "post") && nl > 1 && rng_.chance(8)) {
+        t.closes = (l + 1) % nl;  // a close from inside a turn: started, not awaited
+        closes_[t.closes].push_back(kInTurn);
       }
     }
-    if (rng_.chance(25)) {
-      body.push_back(json{{"id", op_id()}, {"do", "throw"}});
-      throws = true;
-    }
-    return body;
   }
-
-  // ----------------------------------------------------------- fiber-local
-  using Env = std::map<std::string, std::string>;
-  using Ctxs = std::vector<std::pair<std::string, Env>>;
-
-  json fiber_local(const std::string& id) {
-    json doc = base(id, "fiber-local");
-    const std::size_t nk = 1 + rng_.below(2), nf = 1 + rng_.below(3);
-    for (std::size_t i = 0; i < nk; ++i) keys_.push_back("K" + std::to_string(i));
-    doc["keys"] = keys_;
-    std::vector<std::string> roots;
-    for (std::size_t f = 0; f < nf; ++f) roots.push_back(fiber_id());
-    for (std::size_t f = 0; f < nf; ++f) {
-      Ctxs ctxs;
-      json ops = fl_list(0, Env{}, ctxs, "FL-3.1", false);
-      doc["fibers"].push_back(json{{"fiber", roots[f]}, {"ops", ops}});
-    }
-    maybe_schedule(doc);
-    return doc;
-  }
-
-  json read_op(const Env& env, const std::string& rule) {
-    const std::string& k = keys_[rng_.below(keys_.size())];
-    auto it = env.find(k);
-    json v = it == env.end() ? json(nullptr) : json(it->second);
-    return json{{"id", op_id()}, {"do", "read"}, {"key", k}, {"expect", json::array({v})}, {"rule", rule}};
-  }
-
-  json fl_list(int depth, const Env& env, Ctxs& ctxs, std::string rule, bool may_throw) {
+  // Pass 2: the ops with their expectations.
+  for (std::size_t f = 0; f < nf; ++f) {
     json ops = json::array();
-    const std::size_t n = 1 + rng_.below(depth == 0 ? 5 : 3);
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::uint64_t r = rng_.below(100);
-      if (r < 28 || depth >= 3) {
-        ops.push_back(read_op(env, rule));
-      } else if (r < 52) {
-        const std::string& key = keys_[rng_.below(keys_.size())];
-        const std::string value = "v" + std::to_string(++values_);
-        Env inner = env;
-        inner[key] = value;
-        Ctxs inner_ctxs = ctxs;  // captures inside stay inside (their names live on)
-        json body = fl_list(depth + 1, inner, inner_ctxs, "FL-3.1", true);
-        for (auto& c : inner_ctxs) if (!has(ctxs, c.first)) ctxs.push_back(c);
-        ops.push_back(json{{"id", op_id()}, {"do", "where"}, {"key", key}, {"value", value}, {"body", body}});
-        ops.push_back(read_op(env, "FL-3.1"));  // restored, also after a throw
-      } else if (r < 62) {
-        Ctxs child = ctxs;
-        json body = fl_list(depth + 1, env, child, "FL-3.2", true);
-        ops.push_back(json{{"id", op_id()}, {"do", "spawn"}, {"fiber", fiber_id()}, {"body", body}});
-        rule = "FL-3.3";
-      } else if (r < 70) {
-        Ctxs child = ctxs;
-        json body = fl_list(depth + 1, Env{}, child, "FL-3.4", true);
-        ops.push_back(json{{"id", op_id()}, {"do", "detach"}, {"fiber", fiber_id()}, {"body", body}});
-      } else if (r < 80) {
-        const std::string name = "c" + std::to_string(++ctx_count_);
-        ops.push_back(json{{"id", op_id()}, {"do", "capture"}, {"ctx", name}});
-        ctxs.emplace_back(name, env);
-      } else if (r < 92 && !ctxs.empty()) {
-        const auto& [name, snapshot] = ctxs[rng_.below(ctxs.size())];
-        const Env snap = snapshot;
-        const std::string ctx = name;
-        Ctxs inner = ctxs;
-        json body = fl_list(depth + 1, snap, inner, "FL-3.5", true);
-        ops.push_back(json{{"id", op_id()}, {"do", "install"}, {"ctx", ctx}, {"body", body}});
-        ops.push_back(read_op(env, "FL-3.6"));
+    std::vector<bool> closed_here(nl, false);
+    Ctxs ctxs;  // contexts captured in this fiber's finished turns
+    for (const Top& t : plan[f]) {
+      const std::string& L = lanes_[t.lane];
+      json op{{"id", op_id()}, {"do", t.kind}};
+      if (t.kind == "yield") { ops.push_back(op); continue; }
+      op["lane"] = L;
+      if (t.kind == "close") {
+        closed_here[t.lane] = true;
+        ops.push_back(op);
+        continue;
+      }
+      if (fl_on_ && !ctxs.empty() && rng_.chance(60)) install_after_turn(ops, ctxs, closed_here);
+      Env env;  // a root fiber binds nothing, except around a submission
+      std::string wkey, wvalue;
+      if (fl_on_ && rng_.chance(30)) {
+        wkey = keys_[rng_.below(keys_.size())];
+        wvalue = "v" + std::to_string(++values_);
+        env[wkey] = wvalue;
+      }
+      bool throws = false;
+      Ctxs body_ctxs = ctxs;
+      json body = lane_body(t.lane, 0, throws, env, body_ctxs);
+      if (fl_on_ && t.kind == "run" && closes_[t.lane].empty() && rng_.chance(50))
+        capture_at_end(body, throws, t.lane, env, body_ctxs);
+      if (t.closes != kInTurn) {
+        json c{{"id", op_id()}, {"do", "close"}, {"lane", lanes_[t.closes]}};
+        body.insert(throws ? body.end() - 1 : body.end(), c);
+      }
+      op["body"] = body;
+      bool other_close = false;
+      for (std::size_t c : closes_[t.lane]) other_close = other_close || c != f;
+      json expect = json::array();
+      std::string rule;
+      if (closed_here[t.lane]) {
+        expect.push_back("refused:closed");
+        rule = "LANE-7.4";
       } else {
-        ops.push_back(json{{"id", op_id()}, {"do", "yield"}});
-      }
-    }
-    if (may_throw && rng_.chance(15)) ops.push_back(json{{"id", op_id()}, {"do", "throw"}});
-    return ops;
-  }
-  static bool has(const Ctxs& c, const std::string& n) {
-    for (auto& x : c) if (x.first == n) return true;
-    return false;
-  }
-
-  // ------------------------------------------------------------------ turns
-  struct Link { std::size_t act; bool serial; };
-
-  json turns(const std::string& id) {
-    json doc = base(id, "turns");
-    const std::size_t na = 1 + rng_.below(3), nf = 1 + rng_.below(3);
-    for (std::size_t i = 0; i < na; ++i) {
-      const bool peek = rng_.chance(50);
-      interleaved_.push_back(peek);
-      json a{{"act", "A" + std::to_string(i)}, {"interleaved", peek ? json::array({"peek"}) : json::array()}};
-      doc["activations"].push_back(a);
-    }
-    std::vector<std::string> roots;
-    for (std::size_t f = 0; f < nf; ++f) roots.push_back(fiber_id());
-    for (std::size_t f = 0; f < nf; ++f) {
-      json ops = json::array();
-      const std::size_t n = 1 + rng_.below(3);
-      for (std::size_t k = 0; k < n; ++k) {
-        if (rng_.chance(15)) {
-          ops.push_back(json{{"id", op_id()}, {"do", "yield"}});
-        } else {
-          ops.push_back(call_op(rng_.below(na), {}, 0));
+        expect.push_back(t.kind == "post" ? "accepted" : (throws ? "error" : "ok"));
+        rule = t.kind == "run" ? (throws ? "LANE-7.5" : "LANE-8.1") : "LANE-8.1";
+        if (other_close) {
+          expect.push_back("refused:closed");
+          rule = "LANE-7.4";
         }
       }
-      doc["fibers"].push_back(json{{"fiber", roots[f]}, {"ops", ops}});
-    }
-    if (rng_.chance(20)) two_request_cycle(doc);
-    maybe_schedule(doc);
-    return doc;
-  }
-
-  // Two requests that may wait for each other ([TURN-7.1]): on two activations
-  // of their own (no other call goes there), root fiber x calls P whose turn
-  // awaits a call into Q, and root fiber y calls Q whose turn awaits a call into
-  // P. Whether both turns are running when they await depends on the schedule
-  // (the scenario format has no way to order two fibers): when they are, one of
-  // the two awaits closes the cycle and is refused, the other completes; when
-  // not, both complete. Each inner call lists both outcomes; the checker judges
-  // the cycle itself on the trace.
-  void two_request_cycle(json& doc) {
-    const std::size_t p = interleaved_.size(), q = p + 1;
-    for (std::size_t a : {p, q}) {
-      interleaved_.push_back(false);
-      doc["activations"].push_back(json{{"act", "A" + std::to_string(a)}, {"interleaved", json::array()}});
-    }
-    for (const auto& [from, to] : {std::pair{p, q}, std::pair{q, p}}) {
-      json inner{{"id", op_id()}, {"do", "call"}, {"act", "A" + std::to_string(to)}, {"method", "m0"},
-                 {"body", json::array()}, {"expect", json::array({"ok", "refused:wait-cycle"})},
-                 {"rule", "TURN-7.1"}};
-      json body = json::array({json{{"id", op_id()}, {"do", "yield"}}, inner});
-      json outer{{"id", op_id()}, {"do", "call"}, {"act", "A" + std::to_string(from)}, {"method", "m1"},
-                 {"body", body}, {"expect", json::array({"ok"})}, {"rule", "TURN-2.1"}};
-      doc["fibers"].push_back(json{{"fiber", fiber_id()}, {"ops", json::array({outer})}});
-    }
-  }
-
-  // An awaited call into `act` from the turns of `chain` (innermost last; the
-  // turns that wait for this await). It closes a cycle of waits, and is refused
-  // at the await, exactly when it is serial and a serial turn of `act` is on
-  // the chain: that turn holds `act`, so the call waits for it while it waits
-  // for the call ([TURN-7.1]). No other cycle can form: nested calls go to the
-  // same or a higher activation.
-  json call_op(std::size_t act, const std::vector<Link>& chain, int depth) {
-    static const char* const methods[] = {"m0", "m1", "peek"};
-    const std::string method = methods[rng_.below(3)];
-    const bool serial = !(method == "peek" && interleaved_[act]);
-    bool refused = false;
-    for (const Link& l : chain) refused = refused || (serial && l.serial && l.act == act);
-    json op{{"id", op_id()}, {"do", "call"}, {"act", "A" + std::to_string(act)}, {"method", method}};
-    if (refused) {
-      op["body"] = json::array();  // it still runs, after the turn it would wait for
-      op["expect"] = json::array({"refused:wait-cycle"});
-      op["rule"] = "TURN-7.1";
-      return op;
-    }
-    std::vector<Link> inner = chain;
-    inner.push_back({act, serial});
-    bool throws = false;
-    op["body"] = turn_body(act, inner, depth + 1, throws, true);
-    op["expect"] = json::array({throws ? "error" : "ok"});
-    op["rule"] = "TURN-2.1";
-    return op;
-  }
-
-  // A call that is not awaited (`await: false`): it queues and its turn runs on
-  // its own, after the current turn when it is a serial self-call; no turn waits
-  // for it, so it is never refused ([TURN-7.1]) and its own turn is the only one
-  // its awaits wait from.
-  json unawaited_call_op(std::size_t act, bool self_call, int depth) {
-    static const char* const methods[] = {"m0", "m1", "peek"};
-    const std::string method = methods[rng_.below(3)];
-    const bool serial = !(method == "peek" && interleaved_[act]);
-    bool throws = false;
-    json body = turn_body(act, {{act, serial}}, depth + 1, throws, true);
-    return json{{"id", op_id()}, {"do", "call"}, {"act", "A" + std::to_string(act)}, {"method", method},
-                {"await", false}, {"body", body}, {"expect", json::array({throws ? "error" : "ok"})},
-                {"rule", self_call && serial ? "TURN-7.1" : "TURN-2.1"}};
-  }
-
-  // An activation turn's body (`tasks`: ctx.task is available).
-  json turn_body(std::size_t act, const std::vector<Link>& chain, int depth, bool& throws, bool tasks) {
-    json body = json::array();
-    const std::size_t n = depth > 3 ? 0 : rng_.below(4);
-    const std::size_t na = interleaved_.size();
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::uint64_t r = rng_.below(100);
-      if (r < 27) {
-        body.push_back(json{{"id", op_id()}, {"do", "yield"}});
-      } else if (r < 50 && act + 1 < na) {
-        body.push_back(call_op(act + 1 + rng_.below(na - act - 1), chain, depth));
-      } else if (r < 68) {
-        body.push_back(call_op(act, chain, depth));  // a self-call attempt
-      } else if (r < 78 && depth < 3) {
-        body.push_back(unawaited_call_op(act, true, depth));  // runs after this turn
-      } else if (r < 84 && depth < 3) {
-        // A Scope child is part of the turn: its awaits wait from the turn.
-        json child = json::array();
-        const std::size_t m = 1 + rng_.below(2);
-        for (std::size_t i = 0; i < m; ++i) {
-          if (rng_.chance(30)) child.push_back(json{{"id", op_id()}, {"do", "yield"}});
-          else if (act + 1 < na && rng_.chance(40)) child.push_back(call_op(act + 1 + rng_.below(na - act - 1), chain, depth + 1));
-          else child.push_back(call_op(act, chain, depth + 1));
-        }
-        body.push_back(json{{"id", op_id()}, {"do", "spawn"}, {"fiber", fiber_id()}, {"body", child}});
-      } else if (r < 94 && tasks && depth < 3) {
-        body.push_back(json{{"id", op_id()}, {"do", "task"}, {"body", task_body(act, depth + 1)}});
+      op["expect"] = expect;
+      op["rule"] = rule;
+      // An awaited run that cannot be refused has run its turn when it resumes:
+      // the contexts its body captured exist from here on.
+      if (t.kind == "run" && closes_[t.lane].empty()) ctxs = body_ctxs;
+      if (wkey.empty()) {
+        ops.push_back(op);
+      } else {
+        ops.push_back(json{{"id", op_id()}, {"do", "where"}, {"key", wkey}, {"value", wvalue},
+                           {"body", json::array({op})}});
+        ops.push_back(read_op(Env{}, "FL-3.1"));
       }
     }
-    if (rng_.chance(15)) {
-      body.push_back(json{{"id", op_id()}, {"do", "throw"}});
-      throws = true;
-    }
-    return body;
+    doc["fibers"].push_back(json{{"fiber", fiber_id()}, {"ops", ops}});
   }
+  maybe_schedule(doc);
+  return doc;
+}
 
-  // A task's body: yields and serial re-entries through turn().
-  json task_body(std::size_t act, int depth) {
-    json body = json::array();
+std::vector<std::string> Gen::lane_expect(std::size_t l, bool throws) const {
+  std::vector<std::string> e{throws ? "error" : "ok"};
+  if (!closes_[l].empty()) e.push_back("refused:closed");
+  return e;
+}
+
+// A reentrant attempt from a turn of lane `l`: must be refused.
+json Gen::reentrant_run(std::size_t l, const char* rule) {
+  json expect = json::array({"refused:reentrant"});
+  if (!closes_[l].empty()) expect.push_back("refused:closed");
+  return json{{"id", op_id()}, {"do", "run"}, {"lane", lanes_[l]}, {"body", json::array()},
+              {"expect", expect}, {"rule", rule}};
+}
+
+// A lane turn's (synchronous) body on lane `l`. `env` is what the turn sees
+// (the submitter's bindings at the submission, [FL-3.9]); `ctxs` the contexts
+// it may install, to which its own captures are added.
+json Gen::lane_body(std::size_t l, int depth, bool& throws, const Env& env, Ctxs& ctxs) {
+  json body = json::array();
+  const bool mixed = fl_on_ || acts_on_;
+  const std::size_t n = rng_.below(mixed ? 4 : 3);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint64_t r = rng_.below(100);
+    if (mixed && r >= 60 && mixed_lane_step(body, l, depth, env, ctxs)) continue;
+    if (r < 35) {
+      body.push_back(reentrant_run(l, "LANE-5.3"));
+      continue;
+    }
+    const std::size_t m = rng_.below(lanes_.size());
+    bool inner_throws = false;
+    Ctxs inner_ctxs = ctxs;  // the nested turn runs later: its captures stay in it
+    json inner = depth < 1 ? lane_body(m, depth + 1, inner_throws, env, inner_ctxs) : json::array();
+    if (m != l && rng_.chance(35)) {  // another lane's run: started, not awaited
+      const char* rule = closes_[m].empty() ? (inner_throws ? "LANE-7.5" : "LANE-8.1") : "LANE-7.4";
+      body.push_back(json{{"id", op_id()}, {"do", "run"}, {"lane", lanes_[m]}, {"body", inner},
+                          {"expect", lane_expect(m, inner_throws)}, {"rule", rule}});
+      continue;
+    }
+    json expect = json::array({"accepted"});
+    std::string rule = m == l ? "LANE-7.7" : "LANE-8.1";
+    if (!closes_[m].empty()) {
+      expect.push_back("refused:closed");
+      rule = "LANE-7.4";
+    }
+    body.push_back(json{{"id", op_id()}, {"do", "post"}, {"lane", lanes_[m]}, {"body", inner},
+                        {"expect", expect}, {"rule", rule}});
+  }
+  if (rng_.chance(25)) {
+    body.push_back(json{{"id", op_id()}, {"do", "throw"}});
+    throws = true;
+  }
+  return body;
+}
+
+// ----------------------------------------------------------- fiber-local
+json Gen::fiber_local(const std::string& id) {
+  json doc = base(id, "fiber-local");
+  const std::size_t nk = 1 + rng_.below(2), nf = 1 + rng_.below(3);
+  for (std::size_t i = 0; i < nk; ++i) keys_.push_back("K" + std::to_string(i));
+  doc["keys"] = keys_;
+  fl_on_ = true;
+  mix_in(doc, "fiber-local");
+  std::vector<std::string> roots;
+  for (std::size_t f = 0; f < nf; ++f) roots.push_back(fiber_id());
+  for (std::size_t f = 0; f < nf; ++f) {
+    Ctxs ctxs;
+    json ops = fl_list(0, Env{}, ctxs, "FL-3.1", false);
+    doc["fibers"].push_back(json{{"fiber", roots[f]}, {"ops", ops}});
+  }
+  maybe_schedule(doc);
+  return doc;
+}
+
+json Gen::read_op(const Env& env, const std::string& rule) {
+  const std::string& k = keys_[rng_.below(keys_.size())];
+  auto it = env.find(k);
+  json v = it == env.end() ? json(nullptr) : json(it->second);
+  return json{{"id", op_id()}, {"do", "read"}, {"key", k}, {"expect", json::array({v})}, {"rule", rule}};
+}
+
+json Gen::fl_list(int depth, const Env& env, Ctxs& ctxs, std::string rule, bool may_throw) {
+  json ops = json::array();
+  const std::size_t n = 1 + rng_.below(depth == 0 ? 5 : 3);
+  for (std::size_t k = 0; k < n; ++k) {
+    if (lanes_on_ && depth < 3 && rng_.chance(22)) {  // a fiber submits a turn: it sees `env`
+      const std::size_t m = rng_.below(lanes_.size());
+      bool throws = false;
+      Ctxs body_ctxs = ctxs;
+      json lb = lane_body(m, 0, throws, env, body_ctxs);
+      const bool post = rng_.chance(30);
+      if (!post && rng_.chance(50)) capture_at_end(lb, throws, m, env, body_ctxs);
+      ops.push_back(json{{"id", op_id()}, {"do", post ? "post" : "run"}, {"lane", lanes_[m]}, {"body", lb},
+                         {"expect", post ? json::array({"accepted"}) : json(lane_expect(m, throws))},
+                         {"rule", throws && !post ? "LANE-7.5" : "LANE-8.1"}});
+      if (!post) ctxs = body_ctxs;  // the turn ran before the run resumed (no close here)
+      continue;
+    }
+    if (acts_on_ && depth < 3 && rng_.chance(12)) {  // a fiber calls an actor: the turn sees `env`
+      ops.push_back(call_op(rng_.below(interleaved_.size()), {}, 0, env));
+      continue;
+    }
+    const std::uint64_t r = rng_.below(100);
+    if (r < 28 || depth >= 3) {
+      ops.push_back(read_op(env, rule));
+    } else if (r < 52) {
+      const std::string& key = keys_[rng_.below(keys_.size())];
+      const std::string value = "v" + std::to_string(++values_);
+      Env inner = env;
+      inner[key] = value;
+      Ctxs inner_ctxs = ctxs;  // captures inside stay inside (their names live on)
+      json body = fl_list(depth + 1, inner, inner_ctxs, "FL-3.1", true);
+      for (auto& c : inner_ctxs) if (!has(ctxs, c.first)) ctxs.push_back(c);
+      ops.push_back(json{{"id", op_id()}, {"do", "where"}, {"key", key}, {"value", value}, {"body", body}});
+      ops.push_back(read_op(env, "FL-3.1"));  // restored, also after a throw
+    } else if (r < 62) {
+      Ctxs child = ctxs;
+      json body = fl_list(depth + 1, env, child, "FL-3.2", true);
+      ops.push_back(json{{"id", op_id()}, {"do", "spawn"}, {"fiber", fiber_id()}, {"body", body}});
+      rule = "FL-3.3";
+    } else if (r < 70) {
+      Ctxs child = ctxs;
+      json body = fl_list(depth + 1, Env{}, child, "FL-3.4", true);
+      ops.push_back(json{{"id", op_id()}, {"do", "detach"}, {"fiber", fiber_id()}, {"body", body}});
+    } else if (r < 80) {
+      const std::string name = "c" + std::to_string(++ctx_count_);
+      ops.push_back(json{{"id", op_id()}, {"do", "capture"}, {"ctx", name}});
+      ctxs.emplace_back(name, env);
+    } else if (r < 92 && !ctxs.empty()) {
+      auto pick = ctxs[rng_.below(ctxs.size())];
+      for (const auto& c : ctxs)  // one captured in a turn, mostly ([FL-3.8])
+        if (ctx_lane_.count(c.first) != 0 && rng_.chance(70)) pick = c;
+      const Env snap = pick.second;
+      const std::string ctx = pick.first;
+      Ctxs inner = ctxs;
+      json body = fl_list(depth + 1, snap, inner, "FL-3.5", true);
+      auto on_lane = ctx_lane_.find(ctx);
+      if (on_lane != ctx_lane_.end()) {
+        // [FL-3.8] captured in a turn of that lane, run after it: not on the lane.
+        bool throws = false;
+        Ctxs none;
+        json lb = lane_body(on_lane->second, 1, throws, snap, none);
+        body.insert(body.begin(), json{{"id", op_id()}, {"do", "run"}, {"lane", lanes_[on_lane->second]},
+                                       {"body", lb}, {"expect", lane_expect(on_lane->second, throws)},
+                                       {"rule", "FL-3.8"}});
+      }
+      ops.push_back(json{{"id", op_id()}, {"do", "install"}, {"ctx", ctx}, {"body", body}});
+      ops.push_back(read_op(env, "FL-3.6"));
+    } else {
+      ops.push_back(json{{"id", op_id()}, {"do", "yield"}});
+    }
+  }
+  if (may_throw && rng_.chance(15)) ops.push_back(json{{"id", op_id()}, {"do", "throw"}});
+  return ops;
+}
+
+bool Gen::has(const Ctxs& c, const std::string& n) {
+  for (auto& x : c) if (x.first == n) return true;
+  return false;
+}
+
+// ------------------------------------------------------------------ turns
+json Gen::turns(const std::string& id) {
+  json doc = base(id, "turns");
+  const std::size_t na = 1 + rng_.below(3), nf = 1 + rng_.below(3);
+  for (std::size_t i = 0; i < na; ++i) {
+    const bool peek = rng_.chance(50);
+    interleaved_.push_back(peek);
+    json a{{"act", "A" + std::to_string(i)}, {"interleaved", peek ? json::array({"peek"}) : json::array()}};
+    doc["activations"].push_back(a);
+  }
+  acts_on_ = true;
+  mix_in(doc, "turns");
+  std::vector<std::string> roots;
+  for (std::size_t f = 0; f < nf; ++f) roots.push_back(fiber_id());
+  for (std::size_t f = 0; f < nf; ++f) {
+    json ops = json::array();
     const std::size_t n = 1 + rng_.below(3);
     for (std::size_t k = 0; k < n; ++k) {
-      if (rng_.chance(35)) {
-        body.push_back(json{{"id", op_id()}, {"do", "yield"}});
+      if (rng_.chance(15)) {
+        ops.push_back(json{{"id", op_id()}, {"do", "yield"}});
+      } else if (fl_on_ && rng_.chance(35)) {  // the call's turn sees the caller's binding
+        const std::string& key = keys_[rng_.below(keys_.size())];
+        const std::string value = "v" + std::to_string(++values_);
+        json call = call_op(rng_.below(na), {}, 0, Env{{key, value}});
+        ops.push_back(json{{"id", op_id()}, {"do", "where"}, {"key", key}, {"value", value},
+                           {"body", json::array({call})}});
+        ops.push_back(read_op(Env{}, "FL-3.1"));
       } else {
-        bool throws = false;
-        json inner = turn_body(act, {{act, true}}, depth + 1, throws, false);
-        body.push_back(json{{"id", op_id()}, {"do", "turn"}, {"body", inner},
-                            {"expect", json::array({throws ? "error" : "ok"})}, {"rule", "TURN-5.2"}});
+        ops.push_back(call_op(rng_.below(na), {}, 0, Env{}));
       }
     }
-    return body;
+    doc["fibers"].push_back(json{{"fiber", roots[f]}, {"ops", ops}});
   }
+  if (rng_.chance(20)) two_request_cycle(doc);
+  maybe_schedule(doc);
+  return doc;
+}
 
- private:
-  Rng rng_;
-  std::size_t ops_ = 0, fibers_ = 0, values_ = 0, ctx_count_ = 0;
-  std::vector<std::string> keys_;
-  std::vector<bool> interleaved_;
-};
+// Two requests that may wait for each other ([TURN-7.1]): on two activations
+// of their own (no other call goes there), root fiber x calls P whose turn
+// awaits a call into Q, and root fiber y calls Q whose turn awaits a call into
+// P. Whether both turns are running when they await depends on the schedule
+// (the scenario format has no way to order two fibers): when they are, one of
+// the two awaits closes the cycle and is refused, the other completes; when
+// not, both complete. Each inner call lists both outcomes; the checker judges
+// the cycle itself on the trace.
+void Gen::two_request_cycle(json& doc) {
+  const std::size_t p = interleaved_.size(), q = p + 1;
+  for (std::size_t a : {p, q}) {
+    interleaved_.push_back(false);
+    doc["activations"].push_back(json{{"act", "A" + std::to_string(a)}, {"interleaved", json::array()}});
+  }
+  for (const auto& [from, to] : {std::pair{p, q}, std::pair{q, p}}) {
+    json inner{{"id", op_id()}, {"do", "call"}, {"act", "A" + std::to_string(to)}, {"method", "m0"},
+               {"body", json::array()}, {"expect", json::array({"ok", "refused:wait-cycle"})},
+               {"rule", "TURN-7.1"}};
+    json body = json::array({json{{"id", op_id()}, {"do", "yield"}}, inner});
+    json outer{{"id", op_id()}, {"do", "call"}, {"act", "A" + std::to_string(from)}, {"method", "m1"},
+               {"body", body}, {"expect", json::array({"ok"})}, {"rule", "TURN-2.1"}};
+    doc["fibers"].push_back(json{{"fiber", fiber_id()}, {"ops", json::array({outer})}});
+  }
+}
 
-}  // namespace
+// An awaited call into `act` from the turns of `chain` (innermost last; the
+// turns that wait for this await). It closes a cycle of waits, and is refused
+// at the await, exactly when it is serial and a serial turn of `act` is on
+// the chain: that turn holds `act`, so the call waits for it while it waits
+// for the call ([TURN-7.1]). No other cycle can form: nested calls go to the
+// same or a higher activation. The call's turn sees the caller's `env`.
+json Gen::call_op(std::size_t act, const std::vector<Link>& chain, int depth, const Env& env) {
+  static const char* const methods[] = {"m0", "m1", "peek"};
+  const std::string method = methods[rng_.below(3)];
+  const bool serial = !(method == "peek" && interleaved_[act]);
+  bool refused = false;
+  for (const Link& l : chain) refused = refused || (serial && l.serial && l.act == act);
+  json op{{"id", op_id()}, {"do", "call"}, {"act", "A" + std::to_string(act)}, {"method", method}};
+  if (refused) {
+    op["body"] = json::array();  // it still runs, after the turn it would wait for
+    op["expect"] = json::array({"refused:wait-cycle"});
+    op["rule"] = "TURN-7.1";
+    return op;
+  }
+  std::vector<Link> inner = chain;
+  inner.push_back({act, serial});
+  bool throws = false;
+  op["body"] = turn_body(act, inner, depth + 1, throws, true, env);
+  op["expect"] = json::array({throws ? "error" : "ok"});
+  op["rule"] = "TURN-2.1";
+  return op;
+}
+
+// A call that is not awaited (`await: false`): it queues and its turn runs on
+// its own, after the current turn when it is a serial self-call; no turn waits
+// for it, so it is never refused ([TURN-7.1]) and its own turn is the only one
+// its awaits wait from.
+json Gen::unawaited_call_op(std::size_t act, bool self_call, int depth, const Env& env) {
+  static const char* const methods[] = {"m0", "m1", "peek"};
+  const std::string method = methods[rng_.below(3)];
+  const bool serial = !(method == "peek" && interleaved_[act]);
+  bool throws = false;
+  json body = turn_body(act, {{act, serial}}, depth + 1, throws, true, env);
+  return json{{"id", op_id()}, {"do", "call"}, {"act", "A" + std::to_string(act)}, {"method", method},
+              {"await", false}, {"body", body}, {"expect", json::array({throws ? "error" : "ok"})},
+              {"rule", self_call && serial ? "TURN-7.1" : "TURN-2.1"}};
+}
+
+// An activation turn's body (`tasks`: ctx.task is available; `env`: the
+// bindings it sees, [FL-3.9]).
+json Gen::turn_body(std::size_t act, const std::vector<Link>& chain, int depth, bool& throws, bool tasks,
+                    const Env& env) {
+  json body = json::array();
+  const std::size_t n = depth > 3 ? 0 : rng_.below(4);
+  const std::size_t na = interleaved_.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    if ((lanes_on_ || fl_on_) && rng_.chance(30) && mixed_actor_step(body, chain, depth, env)) continue;
+    const std::uint64_t r = rng_.below(100);
+    if (r < 27) {
+      body.push_back(json{{"id", op_id()}, {"do", "yield"}});
+    } else if (r < 50 && act + 1 < na) {
+      body.push_back(call_op(act + 1 + rng_.below(na - act - 1), chain, depth, env));
+    } else if (r < 68) {
+      body.push_back(call_op(act, chain, depth, env));  // a self-call attempt
+    } else if (r < 78 && depth < 3) {
+      body.push_back(unawaited_call_op(act, true, depth, env));  // runs after this turn
+    } else if (r < 84 && depth < 3) {
+      // A Scope child is part of the turn: its awaits wait from the turn; it
+      // sees the turn's bindings ([FL-3.2]).
+      json child = json::array();
+      const std::size_t m = 1 + rng_.below(2);
+      for (std::size_t i = 0; i < m; ++i) {
+        if (fl_on_ && rng_.chance(30)) child.push_back(read_op(env, "FL-3.2"));
+        else if (rng_.chance(30)) child.push_back(json{{"id", op_id()}, {"do", "yield"}});
+        else if (act + 1 < na && rng_.chance(40)) child.push_back(call_op(act + 1 + rng_.below(na - act - 1), chain, depth + 1, env));
+        else child.push_back(call_op(act, chain, depth + 1, env));
+      }
+      body.push_back(json{{"id", op_id()}, {"do", "spawn"}, {"fiber", fiber_id()}, {"body", child}});
+    } else if (r < 94 && tasks && depth < 3) {
+      body.push_back(json{{"id", op_id()}, {"do", "task"}, {"body", task_body(act, depth + 1)}});
+    }
+  }
+  if (rng_.chance(15)) {
+    body.push_back(json{{"id", op_id()}, {"do", "throw"}});
+    throws = true;
+  }
+  return body;
+}
+
+// A task's body: yields and serial re-entries through turn(). A task starts
+// with no bindings, and a turn() from it sees the task's ([FL-3.9]).
+json Gen::task_body(std::size_t act, int depth) {
+  json body = json::array();
+  const std::size_t n = 1 + rng_.below(3);
+  for (std::size_t k = 0; k < n; ++k) {
+    if (rng_.chance(35)) {
+      body.push_back(json{{"id", op_id()}, {"do", "yield"}});
+    } else {
+      bool throws = false;
+      json inner = turn_body(act, {{act, true}}, depth + 1, throws, false, Env{});
+      body.push_back(json{{"id", op_id()}, {"do", "turn"}, {"body", inner},
+                          {"expect", json::array({throws ? "error" : "ok"})}, {"rule", "TURN-5.2"}});
+    }
+  }
+  return body;
+}
+
+}  // namespace gen
 
 std::vector<nlohmann::json> generate_scenarios(std::uint64_t seed, std::size_t count,
                                                const std::vector<std::string>& contracts) {
@@ -421,7 +508,7 @@ std::vector<nlohmann::json> generate_scenarios(std::uint64_t seed, std::size_t c
     char num[32];
     std::snprintf(num, sizeof num, "%04zu", i);
     const std::string id = c + "-s" + std::to_string(seed) + "-" + num;
-    Gen g(seed, i);
+    gen::Gen g(seed, i, cs);
     if (c == "lane") out.push_back(g.lane(id));
     else if (c == "fiber-local") out.push_back(g.fiber_local(id));
     else out.push_back(g.turns(id));

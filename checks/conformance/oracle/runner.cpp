@@ -11,8 +11,13 @@
 // runtime reports `error`), so the enclosing list goes on. A `call` whose await
 // is refused ([TURN-7.1], TurnReentrancyError at the co_await) goes on too; the
 // call itself still runs later. A `call` with `await: false` is not awaited.
-// Inside a lane turn the body runs synchronously (exec_sync); yield, spawn,
-// close, call, task and turn are not allowed there and fail the turn.
+// Inside a lane turn the body runs synchronously (exec_sync), and an op that
+// would wait is started there and not awaited (spec/porting.md section 4): a
+// `run` of another lane and a `close` take effect at the call ([LANE-5.8],
+// [LANE-7.6]) and are awaited by a tracking fiber of the runner's own
+// (`await:<op id>`, detached from the turn), which the run waits for before it
+// ends; a `call` is made and not awaited (as with `await: false`). yield,
+// spawn, task and turn are not allowed in a turn and fail it.
 //
 // Limitation: keys are FiberLocal<std::string>; a non-string `value` is bound
 // as its JSON text (generated scenarios bind strings only).
@@ -286,20 +291,53 @@ class Runner {
     }
   }
 
+  // Awaits `t` (started inside a lane turn, which cannot wait) on a fiber of
+  // its own, `await:<op id>`; counted for wait_all() like any fiber.
+  void track(Task<> t, const std::string& op_id) {
+    started();
+    Task<> tracker = await_started(std::move(t));
+    const std::string name = "await:" + op_id;
+    trace::ScopedLabel label(name);
+    detach(sched_, std::move(tracker));
+  }
+  Task<> await_started(Task<> t) {
+    try {
+      co_await std::move(t);
+    } catch (...) {  // the turn's error is in the trace (lane.resumed outcome)
+    }
+    finished();
+  }
+
   // A lane turn's body: synchronous.
   void exec_sync(const json* ops) {
     for (const json& op : *ops) {
       const std::string what = op["do"].get<std::string>();
       const std::string id = op["id"].get<std::string>();
       const json* body = body_of(op);
-      if (what == "run") {  // a reentrant attempt (another lane's run cannot be awaited here)
+      if (what == "run") {  // a reentrant attempt, or another lane's run: started, awaited elsewhere
         auto work = [this, body] { exec_sync(body); };
+        Task<> run;
+        bool refused = false;
         try {
           trace::ScopedLabel label(id);
-          Task<> dropped = lane(op).run(std::move(work));
+          run = lane(op).run(std::move(work));  // [LANE-5.8] queued at the call
         } catch (const LaneReentrancyError&) {
+          refused = true;
         } catch (const LaneClosedError&) {
+          refused = true;
         }
+        if (!refused) track(std::move(run), id);
+      } else if (what == "close") {
+        track(lane(op).close(), id);  // [LANE-7.6] stops accepting at the call
+      } else if (what == "call") {
+        auto fn = [this, body](TurnContext<int>& tc) -> Task<> {
+          Ctx inner;
+          inner.turn = &tc;
+          co_await exec_list(body, inner);
+        };
+        trace::ScopedLabel label(id);
+        // Not awaited (a turn cannot wait); dropping the Task does not cancel the call.
+        Task<> queued = acts_.at(op["act"].get<std::string>())->call(op["method"].get<std::string>(), std::move(fn));
       } else if (what == "where") {
         try {
           key(op).where(value(op["value"]), [&] { exec_sync(body); });
