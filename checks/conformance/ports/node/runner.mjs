@@ -19,7 +19,8 @@
 //                         port does not implement turns and skips them)
 //   --known-failures F    rule IDs the port does not meet yet, reported apart
 //                         (default: known-failures.txt next to this file)
-//   --plant-bug B         plant a bug in the port: fifo | reentrancy | restore
+//   --plant-bug B         plant a bug in the port: fifo | reentrancy | restore |
+//                         install-marker | capture-marker (lib/bugs.mjs)
 //   --expect-rule R[,R]   mutant mode: succeed only if the oracle reports one
 //                         of these rules as a new failure (known failures off)
 //   --timeout-ms T        give up on a scenario after T ms (end status timeout)
@@ -232,8 +233,9 @@ async function cliMode(known, outDir) {
   if (opts.scenarios) {
     scenarios = readScenarioFile(opts.scenarios);
   } else {
-    scenarios = [];
-    for (const contract of contracts) scenarios.push(...cliScenarios(opts.oracle, { seed, count, contract }));
+    // One listing of all the contracts, as in serve mode: `count` in total, and
+    // scenarios that cross the contracts asked for (spec/porting.md section 4).
+    scenarios = cliScenarios(opts.oracle, { seed, count, contract: contracts.join(',') });
   }
   for (const sc of scenarios) {
     const r = await runOne(sc, outDir);

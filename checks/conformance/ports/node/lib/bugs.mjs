@@ -7,7 +7,12 @@
 //               lane's own turn is queued instead of refused          -> [LANE-5.3]
 //   restore     a `where` whose body throws leaves its binding in the
 //               caller's context while reporting the restore          -> [FL-3.1]
-export const BUGS = ['fifo', 'reentrancy', 'restore'];
+//   install-marker  FiberContext.run() inside a lane turn drops the lane
+//               marker: a reentrant run() under it is queued          -> [LANE-5.3] [FL-3.8]
+//   capture-marker  a FiberContext captured in a lane turn carries the
+//               marker out of it: a run() of that lane under it, after
+//               the turn, is refused as reentrant                     -> [LANE-8.7] [FL-3.8]
+export const BUGS = ['fifo', 'reentrancy', 'restore', 'install-marker', 'capture-marker'];
 
 const planted = new Set();
 

@@ -16,7 +16,8 @@
 //   - the `schedule` hint is ignored: Node has no controllable scheduler.
 // The scenario is quiescent when every fiber and every started operation has
 // settled and every lane is idle; a harness that waits longer than `timeoutMs`
-// writes `end` with status "timeout".
+// (by `clock`, Date.now unless a test injects one) writes `end` with status
+// "timeout".
 import { als, makeStore, MAIN_FIBER } from './context.mjs';
 import { Tracer } from './trace.mjs';
 import { FiberLocal, FiberContext, spawn, detach, runRoot } from './fiber_local.mjs';
@@ -232,8 +233,9 @@ class Execution {
   }
 }
 
-// Executes `sc` and returns { id, trace, status, problems }.
-export async function executeScenario(sc, { timeoutMs = 5000, impl } = {}) {
+// Executes `sc` and returns { id, trace, status, problems }. `clock` (ms) decides
+// the timeout; a test injects one to make "gives up" deterministic.
+export async function executeScenario(sc, { timeoutMs = 5000, impl, clock = Date.now } = {}) {
   const tracer = new Tracer({ scenario: sc.scenario, impl });
   const ex = new Execution(sc);
   als.run(makeStore(MAIN_FIBER, null, tracer), () => {
@@ -248,7 +250,7 @@ export async function executeScenario(sc, { timeoutMs = 5000, impl } = {}) {
       ex.track(runRoot(f.fiber, tracer, () => ex.ops(f.ops)), { id: f.fiber });
     }
   });
-  const deadline = Date.now() + timeoutMs;
+  const deadline = clock() + timeoutMs;
   let status = 'quiescent';
   for (let spins = 0; ; spins += 1) {
     const quiet = () => ex.pending.size === 0 && [...ex.lanes.values()].every((l) => l.isIdle());
@@ -256,7 +258,7 @@ export async function executeScenario(sc, { timeoutMs = 5000, impl } = {}) {
       await immediate();  // one more step: nothing new may have been posted
       if (quiet()) break;
     }
-    if (Date.now() > deadline) {
+    if (clock() > deadline) {
       status = 'timeout';
       break;
     }

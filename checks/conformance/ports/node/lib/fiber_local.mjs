@@ -125,24 +125,33 @@ let contextCounter = 0;
 
 // An immutable snapshot of every live binding [FL-3.5] [FL-6.4].
 export class FiberContext {
-  constructor(chain, id) {
+  constructor(chain, id, marker = null) {
     this.chain = chain;
     this.id = id;
+    this.marker = marker;  // null, except with the planted bug capture-marker
   }
 
   // `id` names the snapshot in the trace (`ctx`); one is made up if absent.
   static capture({ id } = {}) {
     const ctxId = id ?? `ctx#${++contextCounter}`;
     emit('fl.capture', { ctx: ctxId });
-    return new FiberContext(currentStore()?.chain ?? null, ctxId);
+    const store = currentStore();
+    // mutant (capture-marker): [FL-3.8] the snapshot keeps the lane marker, as a
+    // port whose marker is a binding naming the lane would (lib/lane.mjs honours it).
+    const turn = store?.turn;
+    const marker = isPlanted('capture-marker') && turn ? { lane: turn.lane, carried: true } : null;
+    return new FiberContext(store?.chain ?? null, ctxId, marker);
   }
 
   // Runs `body` with this snapshot as the whole chain (no merge), then the
   // running fiber's own bindings are back [FL-3.6].
   run(body) {
     const outer = currentStore();
-    // The bindings are replaced; the fiber, and the lane turn it may be in, are not.
-    const inner = makeStore(outer?.fiber, this.chain, outer?.tracer ?? null, outer?.turn ?? null);
+    // The bindings are replaced; the fiber, and the lane turn it may be in, are
+    // not [FL-3.8]. mutant (install-marker): the turn is dropped with the bindings.
+    let turn = isPlanted('install-marker') ? null : (outer?.turn ?? null);
+    if (this.marker !== null) turn = this.marker;  // mutant (capture-marker)
+    const inner = makeStore(outer?.fiber, this.chain, outer?.tracer ?? null, turn);
     emit('fl.install', { ctx: this.id });
     return runScoped(inner, body, () => emit('fl.uninstall', { ctx: this.id }));
   }

@@ -100,6 +100,9 @@ export class StateLane {
     const store = currentStore();
     const token = store?.turn;
     if (!token) return null;
+    // mutant (capture-marker, lib/bugs.mjs): a marker carried out by a snapshot
+    // names its lane only, like a marker kept as a binding; planted only.
+    if (token.carried && isPlanted('capture-marker')) return token.lane;
     return token.lane.#running === token && store.fiber === token.fiber ? token.lane : null;
   }
 

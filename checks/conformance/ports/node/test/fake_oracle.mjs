@@ -31,8 +31,8 @@ const [cmd, ...args] = process.argv.slice(2);
 const arg = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
 
 if (cmd === 'scenarios') {
-  const c = arg('--contract');
-  for (const sc of scenarios()) if (!c || sc.contract === c) process.stdout.write(JSON.stringify(sc) + '\n');
+  const c = arg('--contract')?.split(',');  // one contract or a list, as the real oracle takes
+  for (const sc of scenarios()) if (!c || c.includes(sc.contract)) process.stdout.write(JSON.stringify(sc) + '\n');
 } else if (cmd === 'check') {
   const scFile = arg('--scenario');
   const kf = arg('--known-failures');

@@ -202,7 +202,14 @@ test('fixtures: every executable scenario runs to quiescence with a clean trace 
 
 test('executor: a harness that gives up writes end status "timeout"', async () => {
   const sc = fixtures().find((s) => s.scenario === 'fixture-fl-layers');
-  const r = await executeScenario(sc, { timeoutMs: 0 });
+  // An injected clock that is past the deadline at its first look after the
+  // start: the harness gives up before the scenario can finish, however fast
+  // the machine (with `timeoutMs: 0` and the real clock, a scenario completed
+  // within the same millisecond ended "quiescent": issue 14, finding 9). The
+  // first look comes before any fiber settles: every root awaits its first op.
+  let reads = 0;
+  const clock = () => (reads++ === 0 ? 0 : Number.MAX_SAFE_INTEGER);
+  const r = await executeScenario(sc, { timeoutMs: 1000, clock });
   assert.equal(r.status, 'timeout');
   const { errors, events } = parseTrace(r.trace);
   assert.deepEqual(errors, []);
