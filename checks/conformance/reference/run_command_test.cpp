@@ -9,6 +9,8 @@
 // in-process tests run more scenarios, under two schedules each.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -33,7 +35,8 @@ std::string read_all(const std::filesystem::path& p) {
 }
 
 std::filesystem::path fresh_dir(const std::string& name) {
-  const auto dir = std::filesystem::path(::testing::TempDir()) / ("run_command_" + name);
+  const auto dir = std::filesystem::path(::testing::TempDir()) /
+                   ("run_command_" + std::to_string(getpid()) + "_" + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
