@@ -55,7 +55,7 @@ int cmd_scenarios(Args args) {
     } else if (args[i] == "--contract" && has_value) {
       add_contracts(args[++i], contracts);
     } else {
-      return usage("usage: scenarios --seed S --count N [--contract lane|fiber-local|turns]");
+      return usage("usage: scenarios --seed S --count N [--contract C[,C...]] (C: lane, fiber-local, turns)");
     }
   }
   if (!have_seed || !have_count) return usage("scenarios: --seed and --count are required");
