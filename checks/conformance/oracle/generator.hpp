@@ -55,7 +55,7 @@ class Gen {
   struct Link { std::size_t act; bool serial; };
   static constexpr std::size_t kInTurn = static_cast<std::size_t>(-1);  // a close made by a turn
 
-  // generate.cpp: the three contracts.
+  // generate.cpp: lane and fiber-local; generate_turns.cpp: turns.
   std::string op_id() { return "o" + std::to_string(++ops_); }
   std::string fiber_id() { return "f" + std::to_string(fibers_++); }
   json base(const std::string& id, const std::string& contract);
