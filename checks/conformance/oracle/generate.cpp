@@ -1,7 +1,7 @@
 // oracle/generate.cpp: generate_scenarios (spec/trace-format.md section 2,
-// [TRACE-2.1]) and the generator's lane and fiber-local contracts (generator.hpp;
-// turns: generate_turns.cpp; the seams
-// between contracts are in generate_mixed.cpp).
+// [TRACE-2.1]) and the generator's lane and fiber-local contracts
+// (generator.hpp; turns: generate_turns.cpp; the seams between contracts:
+// generate_mixed.cpp).
 //
 // Deterministic on every platform: an own splitmix64 generator, only integer
 // arithmetic (no <random> distributions, whose output differs between standard
