@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "oracle/check.hpp"
@@ -134,17 +135,13 @@ int cmd_check(Args args) {
     }
     if (auto* e = std::get_if<InputError>(&parsed)) {
       o.error = *e;
+    } else if (auto mismatch = scenario ? scenario_mismatch(*scenario, std::get<Trace>(parsed))
+                                        : std::nullopt) {
+      o.error = std::move(mismatch);  // checked against another scenario: unusable
     } else {
       const Trace& trace = std::get<Trace>(parsed);
-      o.violations = check_trace(trace);
-      if (scenario) {
-        auto more = check_expectations(*scenario, trace);
-        o.violations.insert(o.violations.end(), more.begin(), more.end());
-      }
-      for (auto& v : o.violations) {
-        v.known = known.count(v.rule) != 0;
-        ++(v.known ? o.known_failures : o.new_failures);
-      }
+      o.violations = check_with_scenario(trace, scenario ? &*scenario : nullptr);
+      std::tie(o.new_failures, o.known_failures) = mark_known(o.violations, known);
     }
     outcomes.push_back(std::move(o));
   }
@@ -184,7 +181,8 @@ int cmd_check(Args args) {
       continue;
     }
     for (const auto& v : o.violations) {  // [TRACE-4.2] rule, lines, one sentence
-      if (!v.known) std::cout << o.source << ':' << to_string(v) << '\n';
+      // "FILE:LINES: [RULE] ..." or, with no lines, "FILE: [RULE] ..."
+      if (!v.known) std::cout << o.source << (v.lines.empty() ? ": " : ":") << to_string(v) << '\n';
     }
     for (const auto& v : o.violations) {
       if (v.known) std::cout << o.source << ": known failure: " << to_string(v) << '\n';

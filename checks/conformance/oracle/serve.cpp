@@ -75,7 +75,11 @@ json check(const json& req) {
       if (!k.is_string()) throw RequestError{"bad-request", "field 'known_failures': rule IDs are strings"};
       std::string id = k.get<std::string>();
       if (id.size() > 2 && id.front() == '[' && id.back() == ']') id = id.substr(1, id.size() - 2);
-      known.insert(id);
+      // As `check --known-failures`: an ID that is no rule is not silently ignored.
+      const RuleText* rule = find_rule(id);
+      if (rule == nullptr)
+        throw RequestError{"bad-request", "field 'known_failures': unknown rule ID '" + id + "'"};
+      known.insert(std::string(rule->id));
     }
   }
   std::optional<Scenario> scenario;
@@ -91,23 +95,14 @@ json check(const json& req) {
   auto parsed = parse_trace_text(req["trace"].get<std::string>(), "<request>");
   if (auto* e = std::get_if<InputError>(&parsed)) throw RequestError{"unusable-trace", e->to_string()};
   const Trace& trace = std::get<Trace>(parsed);
-  std::vector<Violation> violations = check_trace(trace);
   if (scenario) {
-    auto more = check_expectations(*scenario, trace);
-    violations.insert(violations.end(), more.begin(), more.end());
+    if (auto mismatch = scenario_mismatch(*scenario, trace))
+      throw RequestError{"bad-request", mismatch->to_string()};
   }
-  std::size_t fresh = 0, old = 0;
+  std::vector<Violation> violations = check_with_scenario(trace, scenario ? &*scenario : nullptr);
+  const auto [fresh, old] = mark_known(violations, known);
   json list = json::array();
-  for (auto& v : violations) {
-    v.known = known.count(v.rule) != 0;
-    (v.known ? old : fresh) += 1;
-    json j = to_json(v);
-    j["rule"] = v.rule;
-    j["lines"] = v.lines;
-    j["message"] = v.message;
-    j["known"] = v.known;
-    list.push_back(std::move(j));
-  }
+  for (const auto& v : violations) list.push_back(to_json(v));
   return json{{"verdict", fresh == 0 ? "pass" : "fail"}, {"violations", list},
               {"new_failures", fresh}, {"known_failures", old}};
 }

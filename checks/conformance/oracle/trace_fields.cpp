@@ -68,6 +68,11 @@ const std::vector<EventSpec>& event_specs() {
       {"turn.slow", true,
        {{"act", K::kId, true, {}}, {"call", K::kId, true, {}},
         {"by", K::kEnum, true, {"watchdog", "check", "settle"}}}},
+      // [TURN-2.3] the activation's counters as the runtime reports them
+      {"turn.counters", true,
+       {{"act", K::kId, true, {}}, {"queued", K::kInteger, true, {}},
+        {"running", K::kInteger, true, {}}, {"completed", K::kInteger, false, {}},
+        {"slow", K::kInteger, false, {}}}},
   };
   return specs;
 }
