@@ -27,6 +27,7 @@ struct Item {
   bool submitter_on_lane = false;
   bool submitter_in_turn = false;   // inside a turn of any lane: it cannot await
   const char* off_lane_rule = "LANE-8.7";  // a false reentrancy refusal breaks this
+  std::string origin;  // why the submitter might look on the lane, for messages
   bool flagged = false;  // already reported; its later absence is not news
 };
 
@@ -209,7 +210,13 @@ class LaneChecker {
     item.fiber = e.fiber;
     item.submitter_on_lane = on_lane(e.fiber, name);
     item.submitter_in_turn = !lanes_of(e.fiber).empty();
-    if (!item.submitter_on_lane) item.off_lane_rule = off_lane_rule(e.fiber, name);
+    if (!item.submitter_on_lane) {
+      item.off_lane_rule = off_lane_rule(e.fiber, name);
+      if (item.off_lane_rule == std::string("LANE-8.5"))
+        item.origin = " (it was started from a turn of that lane and must enter it normally)";
+      else if (item.off_lane_rule == std::string("LANE-8.6"))
+        item.origin = " (it runs in a context captured in a turn of that lane: a callback outside the turn)";
+    }
     pending_[e.fiber] = Pending{name, id, e.line};
   }
 
@@ -257,12 +264,12 @@ class LaneChecker {
       } else {  // [LANE-8.7] (or 8.5/8.6 by where the fiber comes from)
         r_.add(item.off_lane_rule, {item.submit, n},
                "post of item " + q(id) + " from fiber " + q(item.fiber) + ", not on lane " +
-                   q(name) + ", was refused as reentrant");
+                   q(name) + ", was refused as reentrant" + item.origin);
       }
     } else if (!item.submitter_on_lane) {  // [LANE-8.7] no false reentrancy ([LANE-8.5], [LANE-8.6])
       r_.add(item.off_lane_rule, {item.submit, n},
              "run of item " + q(id) + " from fiber " + q(item.fiber) + ", not on lane " + q(name) +
-                 ", was refused as reentrant");
+                 ", was refused as reentrant" + item.origin);
     }
     if (closed_before_submit && item.op == "post") {
       // [LANE-7.4] after a close request, refusals say `closed` (a run from the

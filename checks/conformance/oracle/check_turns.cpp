@@ -160,37 +160,41 @@ class TurnChecker {
   }
 
  private:
-  // [TURN-3.2] at `end`: an interleaved call that never started while a
-  // serial turn of its activation was open waited for that turn; a serial call
-  // that never started while only interleaved turns were open waited for one.
-  // What awaits such a call, or is queued behind it, is its consequence.
+  // [TURN-3.2] at `end`: a call that never started although an open turn of
+  // its own activation awaits it, where the lanes say it must not wait for
+  // that turn: an interleaved call awaited by the serial turn (it starts at
+  // once), or the next serial call awaited by an interleaved turn while no
+  // serial turn is open (no serial turn waits for an interleaved one). That
+  // is a hang the wait-for relation of [TURN-7.1] does not have; the awaiting
+  // turn, and what is queued behind the call, are its consequences.
   void lanes_waited_at_end(const Event& end) {
     for (auto& [key, c] : calls_) {
       if (c.refused != 0 || c.start != 0 || stuck_.count(&c) != 0) continue;
       const Activation& a = activations_[c.act];
-      const Call* holder = nullptr;
-      std::string why;
-      if (!c.serial && !a.open_serial.empty()) {
-        holder = a.open_serial.back();
-        why = "interleaved call " + q(c.id) + " on activation " + q(c.act) +
-              " never started while serial turn " + q(holder->id) +
-              " was open: an interleaved call starts at once, it does not wait for the serial turn";
-      } else if (c.serial && a.open_serial.empty() && !a.open_interleaved.empty() &&
-                 !a.queue.empty() && a.queue.front() == &c) {
-        holder = a.open_interleaved.back();
-        why = "serial call " + q(c.id) + " on activation " + q(c.act) +
-              " never started while only interleaved turn " + q(holder->id) +
-              " was open: no serial turn waits for an interleaved one";
-      }
-      if (holder == nullptr) continue;
-      const Cause root{"TURN-3.2", {c.line, holder->start, end.line}};
-      r_.unsettled.push_back({{"TURN-3.2", root.lines, why, false}, "", ""});
-      waited_.insert(&c);
-      for (const Await* w : c.awaited_by)
-        if (w->waiter != nullptr) consequence_.emplace(w->waiter, root);
-      if (c.serial) {
-        for (const Call* behind : a.queue)
-          if (behind != &c) consequence_.emplace(behind, root);
+      for (const Await* w : c.awaited_by) {
+        const Call* holder = w->waiter;
+        if (holder == nullptr || holder->act != c.act || holder->start == 0 || holder->end != 0) continue;
+        const bool interleaved_behind_serial = !c.serial && holder->serial;
+        const bool serial_behind_interleaved = c.serial && !holder->serial && a.open_serial.empty() &&
+                                               !a.queue.empty() && a.queue.front() == &c;
+        if (!interleaved_behind_serial && !serial_behind_interleaved) continue;
+        const Cause root{"TURN-3.2", {c.line, holder->start, w->line, end.line}};
+        r_.unsettled.push_back(
+            {{"TURN-3.2", root.lines,
+              std::string(c.serial ? "serial" : "interleaved") + " call " + q(c.id) + " on activation " +
+                  q(c.act) + " never started while " + (holder->serial ? "serial" : "interleaved") +
+                  " turn " + q(holder->id) + " awaited it: " +
+                  (c.serial ? "no serial turn waits for an interleaved one"
+                            : "an interleaved call starts at once, without waiting for the serial turn"),
+              false},
+             "", ""});
+        waited_.insert(&c);
+        consequence_.emplace(holder, root);
+        if (c.serial) {
+          for (const Call* behind : a.queue)
+            if (behind != &c) consequence_.emplace(behind, root);
+        }
+        break;
       }
     }
   }
