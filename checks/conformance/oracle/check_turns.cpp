@@ -34,7 +34,8 @@
 // judged at `end` on what never started); a turn is reported slow at most once
 // and only once started ([TURN-4.2]); the counters a runtime reports in
 // `turn.counters` match the calls, starts, ends and slow reports of the trace
-// ([TURN-2.3]); and no await begins inside a lane turn ([LANE-8.10]).
+// ([TURN-2.3]); every call of a method on an activation has the same mode
+// ([TURN-3.3]); and no await begins inside a lane turn ([LANE-8.10]).
 #include <algorithm>
 #include <cstdint>
 #include <deque>
@@ -286,6 +287,16 @@ class TurnChecker {
     c.line = e.line;
     c.reentry = reentry;
     c.serial = reentry || e.str("mode") == "serial";  // [TURN-5.2] a re-entry is serial
+    if (!reentry) {  // [TURN-3.3] the activation or the method chooses the lane, never the caller
+      const auto [it, first] = modes_.try_emplace(act + '\n' + e.str("method"), c.serial, e.line);
+      if (!first && it->second.first != c.serial) {
+        r_.add("TURN-3.3", {it->second.second, e.line},
+               "call " + q(id) + " of method " + q(e.str("method")) + " on activation " + q(act) +
+                   " was made " + (c.serial ? "serial" : "interleaved") + " but an earlier call of the "
+                   "same method was " + (c.serial ? "interleaved" : "serial") + "; every caller of a "
+                   "method gets the same lane");
+      }
+    }
     if (reentry) {
       const auto& started = tasks_[act];
       if (std::find(started.begin(), started.end(), e.str("task")) == started.end()) {
@@ -574,6 +585,7 @@ class TurnChecker {
   const Refusals& refusals_;
   std::map<std::string, Call> calls_;  // "act\ncall" (std::map keeps pointers stable)
   std::map<std::string, Activation> activations_;
+  std::map<std::string, std::pair<bool, std::size_t>> modes_;  // "act\nmethod" -> serial?, first call
   std::map<std::size_t, Await> awaits_;  // by the line of their `turn.await`
   // Per fiber, the turns it opened, innermost last: a call, or null for a lane turn.
   std::map<std::string, std::vector<Call*>> position_;

@@ -20,7 +20,7 @@ const std::vector<std::string> kCheckedRules = {
     "LANE-7.4", "LANE-7.6", "LANE-5.6", "LANE-7.5", "FL-3.1",   "FL-3.2",   "FL-3.3",
     "FL-3.4",   "FL-3.5",   "FL-3.6",   "TURN-3.1", "TURN-2.2", "TURN-2.1", "TURN-7.1",
     "TURN-5.2", "LANE-8.5", "LANE-8.6", "LANE-8.8", "LANE-8.9", "LANE-8.10", "TURN-1.1",
-    "TURN-2.3", "TURN-3.2", "TURN-4.2"};
+    "TURN-2.3", "TURN-3.2", "TURN-4.2", "TURN-3.3"};
 
 // The violations of a corpus trace, with its scenario's `expect`s when a
 // <name>.scenario.json sits beside it.
@@ -138,6 +138,8 @@ TEST(BadTraceCorpus, Turn2_3_CountersMatchTheTrace) { expect_bad_corpus("TURN-2.
 TEST(BadTraceCorpus, Turn3_2_InterleavedLaneWaitsForNoSerialTurn) { expect_bad_corpus("TURN-3.2"); }
 // spec: [TURN-4.2] [TRACE-5.1]
 TEST(BadTraceCorpus, Turn4_2_SlowTurnReportedOnceWhileItRuns) { expect_bad_corpus("TURN-4.2"); }
+// spec: [TURN-3.3] [TRACE-5.1]
+TEST(BadTraceCorpus, Turn3_3_TheActivationChoosesTheLane) { expect_bad_corpus("TURN-3.3"); }
 
 // Issue 14, finding 1: an accepted item whose body never ran is reported once,
 // at its lines, under LANE-8.1; the ops of its body (and the run itself)
