@@ -64,7 +64,7 @@ const std::vector<EventSpec>& event_specs() {
        {{"act", K::kId, true, {}}, {"task", K::kId, true, {}}, {"call", K::kId, false, {}}}},
       {"turn.reentry", true,
        {{"act", K::kId, true, {}}, {"call", K::kId, true, {}}, {"task", K::kId, true, {}}}},
-      // [TURN-4.2] a slow-turn report: informational, checked for its fields only
+      // [TURN-4.2] a slow-turn report: at most once per turn, once it started
       {"turn.slow", true,
        {{"act", K::kId, true, {}}, {"call", K::kId, true, {}},
         {"by", K::kEnum, true, {"watchdog", "check", "settle"}}}},
