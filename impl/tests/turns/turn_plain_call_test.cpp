@@ -28,8 +28,7 @@ bool has(const std::string& text, const char* part) { return text.find(part) != 
 // A wrong body is rejected by call()'s requires-clause (so the compiler's
 // first error is the unsatisfied TurnBody constraint at the call, not an error
 // from inside the library). Checked here at compile time; the ctest
-// turns.compile_fail.call_wrong_body checks the diagnostic itself.
-// spec: [TURN-1.3]
+// turns.compile_fail.call_wrong_body checks the diagnostic itself. [TURN-1.3]
 template <class F>
 concept Callable = requires(Activation<int>& a, F f) { a.call("m", std::move(f)); };
 
