@@ -58,14 +58,16 @@ struct WrongState {
   std::size_t operator()(std::string& s) const { return s.size(); }
 };
 
-static_assert(Callable<PlainRead>);
-static_assert(Callable<PlainWrite>);
-static_assert(Callable<GenericPlain>);
-static_assert(Callable<CoroutineBody>);
-static_assert(!Callable<ContextNotCoroutine>);
-static_assert(!Callable<PlainReturningTask>);
-static_assert(!Callable<NoParameter>);
-static_assert(!Callable<WrongState>);
+// The two forms, including a generic plain lambda, are accepted:
+// spec: [TURN-1.3]
+static_assert(Callable<PlainRead> && Callable<PlainWrite> && Callable<GenericPlain> &&
+              Callable<CoroutineBody>);
+// A context body that is no coroutine, a plain body returning a Task, no
+// parameter, the wrong state type: rejected by the constraint.
+// spec: [TURN-1.3]
+static_assert(!Callable<ContextNotCoroutine> && !Callable<PlainReturningTask> &&
+              !Callable<NoParameter> && !Callable<WrongState>);
+// spec: [TURN-1.3]
 static_assert(TurnBody<PlainRead, int> && !TurnBody<NoParameter, int>);
 
 // ------------------------------------------------- plain bodies [TURN-1.3]
