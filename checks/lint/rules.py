@@ -148,7 +148,8 @@ def rule_handoff(root, ctx):
                 via = f" (through {fname}())" if fname else ""
                 for d in body.walk():
                     c = fl_call(d) if d.kind == "CXXMemberCallExpr" else None
-                    if c and c[0] == "get" and not _inside_context_run(d) and not _inside_where_of(d, c[1]):
+                    if c and c[0] == "get" and not _inside_context_run(d) and not _inside_where_of(d, c[1]) \
+                            and not _inside_unbound_catch(d):
                         yield d.loc, "LINT-2.1", (
                             f"'{c[2]}.get()' in a task started by detach at line {n.loc[1]}{via}: detach "
                             f"carries no bindings [FL-3.4]; take FiberContext::capture() before detach "
@@ -195,7 +196,8 @@ def rule_after_receive(root, ctx):
             continue
         scope = _body_scope(n)
         before = [loc for s, loc in receives if s == scope and loc[:2] <= n.loc[:2]]
-        if before and not _inside_context_run(n) and not _inside_where_of(n, c[1]):
+        if before and not _inside_context_run(n) and not _inside_where_of(n, c[1]) \
+                and not _inside_unbound_catch(n):
             yield n.loc, "LINT-2.2", (
                 f"'{c[2]}.get()' after a Channel receive at line {before[0][1]}: a Channel carries no "
                 f"bindings [FL-3.4]; send FiberContext::capture() in the item and read inside "

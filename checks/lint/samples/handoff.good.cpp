@@ -38,3 +38,14 @@ Task<> producer(turnstile::Channel<Job>& ch) {
   Job job{1, FiberContext::capture()};
   co_await ch.send(std::move(job));
 }
+
+// A read that handles the missing binding is not a borrowed one.
+void start_checked(turnstile::Scheduler& s) {
+  detach(s, []() -> Task<> {
+    try {
+      (void)request_id.get();
+    } catch (const turnstile::UnboundFiberLocal&) {
+    }
+    co_return;
+  }());
+}
