@@ -4,11 +4,12 @@
     compdb.py --root REPO --in BUILD/compile_commands.json --out DIR [--for-clang]
 
 The build's database holds every target: the library, the tests, and the mutant
-builds that recompile impl/src with a TURNSTILE_MUTANT_* define (planted bugs the
-model and property suites must catch). The static checks look at the product only:
+builds that recompile impl/src with a mutant's patched headers first on the include
+path (<build>/mutants/<NAME>/impl/include: planted bugs the model and property
+suites must catch, checks/mutants/). The static checks look at the product only:
 
   - one entry per impl/src/*.cpp, taken from the library's own command (no
-    TURNSTILE_MUTANT_* define);
+    mutant include path);
   - one entry for checks/static/umbrella.cpp (includes turnstile/turnstile.hpp, so
     every public header is analysed, also those no source file includes), compiled
     with the same flags as the library.
@@ -35,7 +36,9 @@ GCC_ONLY = [
     re.compile(r"^-fstack-clash-protection$"),
 ]
 
-MUTANT = re.compile(r"^-DTURNSTILE_MUTANT_")
+# A mutant's scratch include directory (checks/mutants/mutants.cmake), as -I<dir> or
+# the argument after -I / -isystem.
+MUTANT = re.compile(r"(^|/)mutants/[A-Z][A-Z0-9_]*/impl/include/?$")
 
 
 def entry_args(entry):
@@ -68,7 +71,7 @@ def main():
         if os.path.dirname(path) != src_dir or not path.endswith(".cpp"):
             continue
         argv = entry_args(entry)
-        if any(MUTANT.match(a) for a in argv):
+        if any(MUTANT.search(a) for a in argv):
             continue  # a mutant build of the same file: planted bugs, not the product
         picked.setdefault(path, (entry, argv))
 

@@ -111,15 +111,8 @@ ActivationBase::~ActivationBase() {
 }
 
 bool ActivationBase::is_interleaved(const std::string& method) const {
-#if defined(TURNSTILE_MUTANT_TURN_INTERLEAVED_AS_SERIAL)
-  // mutant: [TURN-3.2] [TURN-3.3] interleaved_methods is ignored: an interleaved
-  // method takes the serial lane and waits for the serial turn in progress
-  (void)method;
-  return options_.reentrancy == Reentrancy::always;
-#else
   return options_.reentrancy == Reentrancy::always ||
          options_.interleaved_methods.count(method) != 0;  // [TURN-3.3]
-#endif
 }
 
 std::string ActivationBase::trace_call(const std::string& method, bool serial,
@@ -222,13 +215,7 @@ void ActivationBase::turn_settled(RunningTurn* t) {
     mine = std::move(*it);
     turns_.erase(it);
     elapsed = now() - mine->started;
-#if defined(TURNSTILE_MUTANT_TURN_WATCHDOG_TWICE)
-    // mutant: [TURN-4.2] the settle check ignores an earlier report, so a turn
-    // the watchdog (or check_slow_turns) reported is reported again at settle
-    report = elapsed > options_.slow_turn;
-#else
     report = !mine->reported && elapsed > options_.slow_turn;  // [TURN-4.2] once per turn
-#endif
   }
   if (report) {
     report_slow(*mine->method, elapsed);

@@ -118,11 +118,7 @@ void report_unhandled(const std::exception_ptr& error, const char* where) noexce
 }  // namespace detail
 
 void detach(Scheduler& s, Task<> task) {
-#if defined(TURNSTILE_MUTANT_FL_DETACH_CARRIES_CONTEXT)
-  detail::FrameRef start = detail::current_context();  // mutant: breaks [FL-3.4]
-#else
   detail::FrameRef start;  // [RT-3.4] [FL-3.4] an empty context: detach carries no bindings
-#endif
   std::string name;
   if (trace::on()) [[unlikely]] name = detail::trace_spawn(false);  // [TRACE-4.3] a handoff
   detail::start_fiber(s, std::move(task), std::move(start), [](const std::exception_ptr& e) {

@@ -17,9 +17,6 @@ ContextSwap::ContextSwap(FrameRef next) noexcept
     : saved_(std::exchange(current_context(), std::move(next))) {}
 
 ContextSwap::~ContextSwap() {
-#if defined(TURNSTILE_MUTANT_FL_SKIP_RESTORE_ON_THROW)
-  if (std::uncaught_exceptions() > 0) return;  // mutant: breaks [FL-6.2]
-#endif
   current_context() = std::move(saved_);  // [FL-3.1] [FL-6.2]
 }
 

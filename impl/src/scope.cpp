@@ -37,17 +37,9 @@ void Scope::spawn(Task<> task) {
   std::string name;
   if (trace::on()) [[unlikely]] name = detail::trace_spawn(true);  // [TRACE-4.3] structured
   // [RT-5.2] the child inherits the parent's context head as it stands now.
-#if defined(TURNSTILE_MUTANT_FL_SPAWN_NO_INHERIT)
-  // mutant: [FL-3.2] the child starts with an empty context, as a detached
-  // fiber would: it sees none of the parent's bindings
-  detail::start_fiber(*parent->scheduler, std::move(task), detail::FrameRef{},
-                      [this](const std::exception_ptr& e) noexcept { child_done(e); },
-                      std::move(name));
-#else
   detail::start_fiber(*parent->scheduler, std::move(task), parent->context,
                       [this](const std::exception_ptr& e) noexcept { child_done(e); },
                       std::move(name));
-#endif
 }
 
 void Scope::child_done(const std::exception_ptr& error) noexcept {
@@ -62,16 +54,9 @@ void Scope::child_done(const std::exception_ptr& error) noexcept {
 }
 
 Task<> Scope::join() {
-#if defined(TURNSTILE_MUTANT_SCOPE_JOIN_EARLY)
-  // mutant: join returns once the first child finishes, breaking [RT-5.3].
-  if (pending_.fetch_sub(1, std::memory_order_acq_rel) != 1) {
-    co_await yield();
-  }
-#else
   if (pending_.fetch_sub(1, std::memory_order_acq_rel) != 1) {
     co_await detail::CompletionAwaiter(all_done_);  // [RT-5.3] wait for every child
   }
-#endif
   // Every child has finished: re-arm for another round of spawns.
   all_done_.reset();
   pending_.store(1, std::memory_order_relaxed);

@@ -47,13 +47,7 @@ class TurnMarker {
     auto* queued = static_cast<LaneItem*>(item);
     // The submitter's bindings, this lane as the position and no actor turn:
     // the item is the lane's turn, not part of the submitter's ([FL-3.8] table).
-#if defined(TURNSTILE_MUTANT_LANE_ITEM_KEEPS_TURN_MARKER)
-    // mutant: [FL-3.9] the item keeps the submitting turn's marker, so it counts
-    // as part of that turn
-    swap_.emplace(FiberLocalAccess::bind(lane_marker(), lane_, std::move(queued->context)));
-#else
     swap_.emplace(FiberLocalAccess::bind(lane_marker(), lane_, clear_position(std::move(queued->context))));
-#endif
     if (queued->trace) [[unlikely]] {  // [TRACE-4.3] the turn runs as its own fiber
       traced_ = queued->trace.get();
       fiber_.emplace(traced_->fiber);
@@ -125,16 +119,6 @@ LaneClosedError StateLane::closed_error() const {
 }
 
 bool StateLane::submit(detail::LaneItem& item) {
-#if defined(TURNSTILE_MUTANT_LANE_POST_INLINE_ON_OWN_TURN)
-  // mutant: [LANE-7.7] work submitted from the lane's own turn (a try_post:
-  // run() has thrown already) runs inline, inside that turn, instead of
-  // queuing behind it
-  if (is_on_lane() && !core_.is_closed()) {
-    item.run_turn();
-    item.complete();
-    return true;
-  }
-#endif
   item.context = detail::current_context();  // the turn sees the submitter's bindings
   // Read before the item is queued: once it is, a carrier may run and free it
   // (a try_post item belongs to the lane). A traced item stays alive below: its
@@ -209,13 +193,7 @@ Task<> StateLane::close() {
   } else {
     idle = core_.close();
   }
-#if defined(TURNSTILE_MUTANT_LANE_CLOSE_BEFORE_DRAIN)
-  // mutant: [LANE-7.6] close() completes once it stops accepting, before the
-  // items it had accepted have run
-  drained_.set();
-#else
   if (idle) drained_.set();  // idle when closed: drained at once [LANE-I4]
-#endif
   return wait_drained(drained_);      // takes effect at the call; idempotent
 }
 

@@ -98,11 +98,6 @@ bool TimerQueue::remove(TimerEntry& e) {
 }
 
 void TimerQueue::take_due_locked(Clock::time_point now, std::vector<TimerEntryRef>& out) {
-#if defined(TURNSTILE_MUTANT_TIMER_FIRES_EARLY)
-  // mutant: [RT-8.2] a timer due within the next millisecond fires now, before
-  // its deadline
-  now += std::chrono::milliseconds(1);
-#endif
   while (!heap_.empty() && heap_.front()->deadline <= now) {  // [RT-8.2] never early
     TimerEntryRef e = pop_at(0);  // [RT-8.3] the earliest, ties by arming order
     // Relaxed: a canceller reads it after taking mu_ (remove() failed), and the

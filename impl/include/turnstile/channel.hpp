@@ -141,13 +141,8 @@ class Channel {
   // `released`: a sender to post once the lock is released.
   bool take_locked(std::optional<T>& out, Node*& released) {
     if (!buffer_.empty()) {
-#if defined(TURNSTILE_MUTANT_CHANNEL_TAKE_NEWEST)
-      out.emplace(std::move(buffer_.back()));  // mutant: breaks [RT-7.2]
-      buffer_.pop_back();
-#else
       out.emplace(std::move(buffer_.front()));  // [RT-7.2] oldest first
       buffer_.pop_front();
-#endif
       if (!senders_.empty()) {  // room made: the oldest waiting sender moves in
         released = senders_.front();
         senders_.pop_front();

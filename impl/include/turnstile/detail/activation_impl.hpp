@@ -36,14 +36,6 @@ auto Activation<State>::start_call(std::string method, F body, bool serial,
   }
   // [TURN-7.1] call() always queues: whether this call waits for a turn it is
   // part of is decided where it is awaited (detail::CallWait), not here.
-#if defined(TURNSTILE_MUTANT_TURN_REFUSE_AT_CALL)
-  // mutant: [TURN-7.1] the old rule: a serial call made under a serial turn of
-  // this activation (the innermost marker only) throws at the call, even
-  // unawaited
-  if (const detail::TurnMarkerRef* m = detail::turn_marker().try_get();
-      serial && m != nullptr && *m && (*m)->serial() && (*m)->activation == &id())
-    throw TurnReentrancyError("serial call '" + method + "' from inside its own turn [TURN-7.1]");
-#endif
   auto node = std::make_shared<const detail::TurnMarker>(&wait_lane_, &id(), std::move(method), serial);
   auto pending = std::make_shared<Call<R, F>>(std::move(body), std::move(node));
   std::string fiber;
@@ -63,12 +55,7 @@ auto Activation<State>::start_call(std::string method, F body, bool serial,
   }
   // The turn runs as a fiber on the strand with the caller's bindings, but not
   // the caller's position: no lane marker, no turn marker ([FL-3.8] table).
-#if defined(TURNSTILE_MUTANT_TURN_KEEPS_CALLER_POSITION)
-  // mutant: [FL-3.8] the caller's lane marker is carried into the actor turn
-  detail::FrameRef start = detail::current_context();
-#else
   detail::FrameRef start = detail::clear_position(detail::current_context());
-#endif
   detail::start_fiber(*strand_, run_turn<R, F>(this, pending, prev, mine), std::move(start),
                       [](const std::exception_ptr&) noexcept {}, std::move(fiber));
   return await_result<R, F>(std::move(pending));
@@ -84,22 +71,13 @@ Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>>
     co_await detail::CompletionAwaiter(prev->settled);  // [CHAIN-I2] after the previous settles
     detail::TurnChain::Link::release(prev);
   }
-#if defined(TURNSTILE_MUTANT_TURN_QUEUED_NOT_DECREMENTED)
-  // mutant: [TURN-2.3] a started turn still counts as queued
-#else
   if (serial) self->queued_.fetch_sub(1, std::memory_order_relaxed);  // [TURN-2.3]
-#endif
   auto* running = self->turn_started(node.method, call->trace_call);  // [TURN-4.2] arms the watchdog
   detail::wait_graph().started(node);  // [WAIT-I2] holds the serial lane from here
   if (!call->trace_call.empty()) [[unlikely]] self->trace_turn("turn.start", call->trace_call, nullptr, {});
   TurnContext<State> ctx(*self, node.method, call->trace_call);
   std::exception_ptr error;
   std::optional<std::conditional_t<std::is_void_v<R>, char, R>> value;
-#if defined(TURNSTILE_MUTANT_TURN_ENDS_AT_FIRST_SUSPENSION)
-  // mutant: [TURN-1.1] the serial lane is handed on before the body runs, so
-  // the next serial turn starts at this one's first suspension
-  if (serial) detail::TurnChain::settle(mine);
-#endif
   try {
     // The body (and the Scope children it spawns) run under the turn's marker.
     if constexpr (std::is_void_v<R>) {
@@ -122,13 +100,7 @@ Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>>
   self->turn_settled(running);
   if (!call->trace_call.empty()) [[unlikely]]  // [TRACE-4.3] before the next turn or the caller
     self->trace_turn("turn.end", call->trace_call, "outcome", error ? "error" : "ok");
-#if defined(TURNSTILE_MUTANT_TURN_THROW_KEEPS_CHAIN)
-  // mutant: [TURN-2.5] a turn that threw never hands the serial lane on, so
-  // its successor never starts
-  if (serial && !error) detail::TurnChain::settle(mine);
-#elif !defined(TURNSTILE_MUTANT_TURN_ENDS_AT_FIRST_SUSPENSION)  // (settled before the body ran)
   if (serial) detail::TurnChain::settle(mine);  // [TURN-1.1] the turn ends as its result settles
-#endif
   if (error) {
     call->result.set_exception(std::move(error));
   } else if constexpr (std::is_void_v<R>) {

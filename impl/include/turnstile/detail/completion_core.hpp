@@ -59,11 +59,7 @@ class BasicCompletion {
   // True once set(). The acquire pairs with the release of set()'s exchange, so
   // a caller that sees true may read what the setter wrote [COMP-I4].
   bool is_set() const noexcept {
-#if defined(TURNSTILE_MUTANT_COMPLETION_RELAXED_FAST_PATH)
-    return state_.load(std::memory_order_relaxed) == set_marker();  // mutant: breaks [COMP-I4]
-#else
     return state_.load(std::memory_order_acquire) == set_marker();
-#endif
   }
 
   // Publishes `w` as a waiter. Returns false, without publishing, when the latch
@@ -71,19 +67,11 @@ class BasicCompletion {
   // setter wrote, [COMP-I4]). Returns true when `w` will be notified exactly
   // once by set() [COMP-I3].
   bool try_add_waiter(Waiter* w) noexcept {
-#if defined(TURNSTILE_MUTANT_COMPLETION_RELAXED_FAST_PATH)
-    void* old = state_.load(std::memory_order_relaxed);
-#else
     void* old = state_.load(std::memory_order_acquire);  // pairs with set()'s exchange
-#endif
     for (;;) {
       if (old == set_marker()) return false;
       w->next_.store(static_cast<Waiter*>(old));
-#if defined(TURNSTILE_MUTANT_COMPLETION_RELAXED_PUBLISH)
-      constexpr auto publish = std::memory_order_relaxed;  // mutant: breaks [COMP-I1]
-#else
       constexpr auto publish = std::memory_order_release;  // [COMP-I1] pairs with set()'s acquire
-#endif
       if (state_.compare_exchange_weak(old, w, publish,
                                        std::memory_order_acquire /* pairs with set() */))
         return true;
@@ -94,19 +82,10 @@ class BasicCompletion {
   // already-set latch does nothing. notify() runs on this thread, inside this
   // call; product waiters only post themselves from it (see header comment).
   void set() noexcept {
-#if defined(TURNSTILE_MUTANT_COMPLETION_LOAD_THEN_STORE)
-    // mutant: a push between the load and the store is lost, breaking [COMP-I2].
-    void* old = state_.load(std::memory_order_acquire);
-    state_.store(set_marker(), std::memory_order_release);
-#else
     // [COMP-I2] one exchange takes the whole stack. acq_rel: release publishes
     // the setter's writes [COMP-I4]; acquire pairs with the publishing CAS [COMP-I1].
     void* old = state_.exchange(set_marker(), std::memory_order_acq_rel);
-#endif
     if (old == set_marker() || old == nullptr) return;
-#if defined(TURNSTILE_MUTANT_COMPLETION_NOTIFY_LIFO)
-    auto* fifo = static_cast<Waiter*>(old);  // mutant: newest first, breaking [COMP-I3]
-#else
     // Reverse the LIFO stack so waiters are notified in publication order [COMP-I3].
     Waiter* fifo = nullptr;
     auto* w = static_cast<Waiter*>(old);
@@ -116,7 +95,6 @@ class BasicCompletion {
       fifo = w;
       w = next;
     }
-#endif
     while (fifo != nullptr) {
       Waiter* next = fifo->next_.load();  // read before notify: the node may die in it
       fifo->notify();

@@ -40,28 +40,16 @@ class BasicFrame {
   // [FRAME-I2] a new holder is made from an existing one, so nothing needs to
   // be ordered by the increment itself.
   void retain() noexcept {
-#if defined(TURNSTILE_MUTANT_FRAME_NONATOMIC_COUNT)
-    refs_.store(refs_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // mutant: breaks [FRAME-I2]
-#else
     refs_.fetch_add(1, std::memory_order_relaxed);
-#endif
   }
 
   // Drops one reference; frees this frame, and then each predecessor whose last
   // reference that was, iteratively (a long chain never recurses).
   static void release(BasicFrame* f) noexcept {
     while (f != nullptr) {
-#if defined(TURNSTILE_MUTANT_FRAME_NONATOMIC_COUNT)
-      const auto before = f->refs_.load(std::memory_order_relaxed);  // mutant: lost update
-      f->refs_.store(before - 1, std::memory_order_relaxed);
-      if (before != 1) return;
-#elif defined(TURNSTILE_MUTANT_FRAME_RELAXED_RELEASE)
-      if (f->refs_.fetch_sub(1, std::memory_order_relaxed) != 1) return;  // mutant: breaks [FRAME-I3]
-#else
       // [FRAME-I3] release: this holder's reads of the frame happen-before the
       // free; acquire (on the last one): pairs with every other holder's release.
       if (f->refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-#endif
       BasicFrame* older = f->prev_;
       f->destroy();
       f = older;  // the frame's reference to prev is dropped next iteration

@@ -50,21 +50,14 @@ class BasicLaneCore {
   // tells the caller to start (post) the drain.
   Submit submit(Item* item) {
     std::lock_guard<typename Sync::mutex> lock(mu_);
-#if !defined(TURNSTILE_MUTANT_LANE_ACCEPT_AFTER_CLOSE)
     if (closed_.load()) return Submit::refused_closed;  // [LANE-I3]
-#endif
     item->next_.store(nullptr);
     Item* tail = tail_.load();
     if (tail != nullptr) tail->next_.store(item); else head_.store(item);
     tail_.store(item);  // [LANE-I2] FIFO by the order submissions take mu_
-#if defined(TURNSTILE_MUTANT_LANE_RUN_CHECK_DROPPED)
-    running_.store(true);
-    return Submit::accepted_start_drain;  // mutant: a second drain may start, breaking [LANE-I1]
-#else
     if (running_.load()) return Submit::accepted;
     running_.store(true);  // [LANE-I1] this submission starts the only drain
     return Submit::accepted_start_drain;
-#endif
   }
 
   // Stops accepting. Returns true when this call finds the lane already idle
@@ -102,15 +95,9 @@ class BasicLaneCore {
     for (std::size_t n = 0; item != nullptr; ++n) {
       marker.enter(item);
       item->run_turn();
-#if defined(TURNSTILE_MUTANT_LANE_COMPLETE_INSIDE_TURN)
-      item->complete();  // mutant: the continuation observes the marker, breaking [LANE-I5]
-      marker.exit();
-      Item* next = n + 1 < budget ? pop_or_stop(status) : stop_if_empty(status);
-#else
       marker.exit();
       Item* next = n + 1 < budget ? pop_or_stop(status) : stop_if_empty(status);
       item->complete();  // [LANE-I5] after the marker is released
-#endif
       item = next;
     }
     return status;

@@ -47,16 +47,10 @@ class BasicTurnChain {
 
     void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
     static void release(Link* l) noexcept {
-#if defined(TURNSTILE_MUTANT_CHAIN_RELEASE_RELAXED)
-      // mutant: the last drop does not acquire the other holder's drop, so that
-      // holder's use of the link is not ordered before the free, breaking [CHAIN-I3].
-      if (l != nullptr && l->refs_.fetch_sub(1, std::memory_order_relaxed) == 1) delete l;
-#else
       // [CHAIN-I3] acq_rel: the release half publishes this holder's use of the
       // link; the acquire half (on the last drop) pairs with the other holder's
       // release, so every holder's use happens-before the free.
       if (l != nullptr && l->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete l;
-#endif
     }
 
    private:
@@ -77,10 +71,6 @@ class BasicTurnChain {
     std::lock_guard<typename Sync::mutex> lock(mu_);
     prev = tail_.load();  // the tail's reference passes to the caller
     tail_.store(mine);
-#if defined(TURNSTILE_MUTANT_CHAIN_NO_HANDOFF)
-    Link::release(prev);  // mutant: the turn does not wait for its predecessor,
-    prev = nullptr;       // breaking [CHAIN-I2]
-#endif
     return mine;
   }
 

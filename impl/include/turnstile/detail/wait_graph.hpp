@@ -121,13 +121,6 @@ class BasicWaitGraph {
       n.state_.store(State::settled, std::memory_order_release);
       return;
     }
-#if defined(TURNSTILE_MUTANT_WAIT_SETTLE_UNLOCKED)
-    // mutant: [WAIT-I2] the holder is cleared outside mu_: a walker that read it
-    // under mu_ may still reach the node after settled() returns and it is freed
-    n.state_.store(State::settled, std::memory_order_release);
-    n.lane_->holder_.store(nullptr, std::memory_order_relaxed);
-    return;
-#endif
     std::lock_guard<typename Sync::mutex> lock(mu_);
     n.state_.store(State::settled, std::memory_order_release);
     n.lane_->holder_.store(nullptr, std::memory_order_relaxed);  // under mu_
@@ -141,12 +134,6 @@ class BasicWaitGraph {
       cycle.insert(cycle.begin(), Hop{e.from_, false});
       return false;
     }
-#if defined(TURNSTILE_MUTANT_WAIT_CHECK_NOT_ATOMIC)
-    // mutant: [WAIT-I1] the check and the insertion are two critical sections:
-    // two closing awaits may both pass the check
-    lock.unlock();
-    lock.lock();
-#endif
     e.next_.store(e.from_->edges_.load());
     e.from_->edges_.store(&e);
     return true;
@@ -158,11 +145,6 @@ class BasicWaitGraph {
     Edge* prev = nullptr;
     for (Edge* x = e.from_->edges_.load(); x != nullptr; x = x->next_.load()) {
       if (x == &e) {
-#if defined(TURNSTILE_MUTANT_WAIT_UNLINK_AS_HEAD)
-        // mutant: [WAIT-I3] the edge is unlinked as if it were the head: the
-        // edges inserted after it are lost, and a cycle through them is missed
-        prev = nullptr;
-#endif
         if (prev == nullptr) {
           e.from_->edges_.store(e.next_.load());
         } else {
@@ -191,17 +173,9 @@ class BasicWaitGraph {
     // acquire: pairs with the release stores in started()/settled().
     const State st = n->state_.load(std::memory_order_acquire);
     if (st == State::queued) {
-#if defined(TURNSTILE_MUTANT_WAIT_INTERLEAVED_QUEUES)
-      // mutant: [WAIT-I4] a queued interleaved call is taken to wait for its
-      // lane's holder like a serial one: a false cycle is refused
-#else
       if (!n->serial_) return false;  // an interleaved call waits for no turn [TURN-3.2]
-#endif
       // acquire: pairs with the release store in started() [WAIT-I2].
       Node* h = n->lane_->holder_.load(std::memory_order_acquire);
-#if defined(TURNSTILE_MUTANT_WAIT_IGNORE_LANE)
-      h = nullptr;  // mutant: a queued call is taken to wait for nothing
-#endif
       if (h == nullptr || h == n) return false;
       path.push_back(Hop{n, true});
       if (visit(h, goal, path, seen)) return true;
