@@ -31,7 +31,6 @@ if(NOT TURNSTILE_PATCH_EXECUTABLE)
   message(FATAL_ERROR "checks/mutants: the mutants are patches applied with GNU patch, which "
                       "is not installed (Debian: apt-get install patch; ci/setup does)")
 endif()
-set(_turnstile_mutant_dir ${CMAKE_CURRENT_LIST_DIR})
 
 # _turnstile_mutant_apply(<NAME> <patch>): applies <patch> to copies of the files it
 # touches; sets the mutant's FILES and, when it does not apply, ERROR.
@@ -132,7 +131,7 @@ function(turnstile_mutant)
   set_property(GLOBAL APPEND PROPERTY TURNSTILE_MUTANTS ${M_NAME})
   set(patch ${M_PATCH})
   if(NOT IS_ABSOLUTE ${patch})
-    set(patch ${_turnstile_mutant_dir}/${M_PATCH})
+    set(patch ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/${M_PATCH})
   endif()
   _turnstile_mutant_apply(${M_NAME} ${patch})
   get_property(files GLOBAL PROPERTY TURNSTILE_MUTANT_${M_NAME}_FILES)
@@ -182,7 +181,7 @@ function(turnstile_mutant_tests suite builder)
     if(error)
       add_test(NAME ${test} COMMAND ${CMAKE_COMMAND}
         -DERROR_FILE=${CMAKE_BINARY_DIR}/mutants/${name}.error
-        -P ${_turnstile_mutant_dir}/patch_failed.cmake)
+        -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/patch_failed.cmake)
       set_tests_properties(${test} PROPERTIES LABELS "${T_LABELS}")
     else()
       cmake_language(CALL ${builder} ${test} ${name} ${e})
