@@ -293,7 +293,6 @@ TEST(Channel, CapacityZeroIsARendezvous) {
   EXPECT_EQ(s.sent, 1);
 
   // Receiver first: the send hands over directly and does not wait.
-  SendLog s2;
   ReceiveLog r2;
   detach(ms, receive_n(ch, 1, r2));
   ms.run_next();

@@ -37,8 +37,9 @@ HEADER_EXTS = {".hpp", ".h"}
 SKIP_DIRS = {"__pycache__", "node_modules", ".git"}
 
 # ctest tests that are not rule evidence and need no `spec:` line (mutant checks,
-# static analysis, the install check). Extended with --ignore-ctest.
-DEFAULT_IGNORED_CTESTS = ("*.mutant.*", "static.*", "install.*")
+# static analysis, the install and consumer checks, the documented examples run).
+# Extended with --ignore-ctest.
+DEFAULT_IGNORED_CTESTS = ("*.mutant.*", "static.*", "install.*", "examples.*")
 
 
 @dataclass

@@ -2,10 +2,11 @@
 // an interleaved lane.
 //
 //   Activation<Cart> cart("cart/user-42", Cart{});
-//   co_await cart.call("add_item", [item](TurnContext<Cart>& ctx) -> Task<> {
+//   auto add_item = [item](TurnContext<Cart>& ctx) -> Task<> {
 //     ctx.state().items.push_back(item);        // no lock: this is a turn
 //     co_await ctx.state().save();              // the turn is still open
-//   });                                         // the turn ends when this settles
+//   };                                          // the turn ends when this settles
+//   co_await cart.call("add_item", std::move(add_item));  // named local: GCC 12
 //
 // A turn is one execution of one method against one activation. It starts when
 // the runtime dispatches the call and ends when the body's Task settles, not at

@@ -4,7 +4,7 @@
 //   std::ostringstream out;
 //   JsonLinesTraceSink sink(out);            // writes the `trace` header
 //   TraceSink* prev = set_trace_sink(&sink); // on
-//   ... run fibers, lanes, activations ...
+//   sync_wait(run_app());                    // fibers, lanes, activations
 //   set_trace_sink(prev);                    // off again, once quiescent
 //   sink.finish();                           // writes the `end` line
 //
