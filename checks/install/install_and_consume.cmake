@@ -3,6 +3,8 @@
 #   2. configure WORK_DIR/consumer-build from CONSUMER_SOURCE_DIR with
 #      CMAKE_PREFIX_PATH=<prefix>, Ninja, and the caller's compiler and flags
 #   3. build it, 4. run it (it exits 0 iff sync_wait returned 42).
+#   5. with EXPECT_ORACLE: install component `oracle` alone into a second prefix;
+#      it must hold bin/turnstile-oracle and nothing else.
 # Any failing step stops the script with a message naming that step.
 cmake_minimum_required(VERSION 3.25)
 
@@ -50,4 +52,18 @@ endif()
 run_step(configure ${CMAKE_COMMAND} ${configure_args})
 run_step(build ${CMAKE_COMMAND} --build "${consumer_build}")
 run_step(run "${consumer_build}/turnstile_consumer")
+
+# The oracle is its own install component: installing it alone gives the binary
+# and nothing of the library.
+if(EXPECT_ORACLE)
+  set(oracle_prefix "${WORK_DIR}/oracle-prefix")
+  file(REMOVE_RECURSE "${oracle_prefix}")
+  run_step(install-oracle ${CMAKE_COMMAND} --install "${BUILD_DIR}" --component oracle
+    --prefix "${oracle_prefix}")
+  file(GLOB_RECURSE oracle_files RELATIVE "${oracle_prefix}" "${oracle_prefix}/*")
+  if(NOT oracle_files STREQUAL "bin/turnstile-oracle")
+    message(FATAL_ERROR "install_and_consume: component 'oracle' installed '${oracle_files}', "
+                        "expected bin/turnstile-oracle alone")
+  endif()
+endif()
 message(STATUS "install_and_consume: the installed package works")
