@@ -21,7 +21,8 @@
 //
 // Fidelity notes (also in model/README.md):
 //  - Every operation carries its caller's source location (std::source_location
-//    default argument), so Relacy's histories name the product's lines.
+//    default argument; under clang 14 + libstdc++ 12, which lack it, the same
+//    from clang's builtins), so Relacy's histories name the product's lines.
 //  - compare_exchange with a failure order stronger than Relacy accepts for the
 //    given success order (C++17 allows e.g. success=release, failure=acquire;
 //    Relacy implements the C++11 rule "failure no stronger than success") is
@@ -65,7 +66,34 @@
 
 namespace turnstile::model {
 
-inline rl::debug_info here(const std::source_location& loc) noexcept {
+#if defined(__cpp_lib_source_location)
+using SourceLocation = std::source_location;
+#else
+// clang 14 with libstdc++ 12 has no std::source_location (libstdc++ needs
+// __builtin_source_location, which clang gained in 15). The part of its
+// interface used here, from the builtins clang has; evaluated at the call site
+// like std::source_location::current().
+struct SourceLocation {
+  static constexpr SourceLocation current(const char* file = __builtin_FILE(),
+                                          const char* function = __builtin_FUNCTION(),
+                                          unsigned line = __builtin_LINE()) noexcept {
+    SourceLocation loc;
+    loc.file_ = file;
+    loc.function_ = function;
+    loc.line_ = line;
+    return loc;
+  }
+  constexpr const char* file_name() const noexcept { return file_; }
+  constexpr const char* function_name() const noexcept { return function_; }
+  constexpr unsigned line() const noexcept { return line_; }
+
+  const char* file_ = "";
+  const char* function_ = "";
+  unsigned line_ = 0;
+};
+#endif
+
+inline rl::debug_info here(const SourceLocation& loc) noexcept {
   return rl::debug_info(loc.function_name(), loc.file_name(), static_cast<unsigned>(loc.line()));
 }
 
@@ -130,59 +158,59 @@ struct RelacySync {
    public:
     atomic() { impl_.store(T{}, rl::mo_relaxed, RL_INFO); }
     // Not explicit, like std::atomic(T): `atomic<T> a{v}` and `a{v}` members work.
-    atomic(T v, std::source_location loc = std::source_location::current()) {
+    atomic(T v, model::SourceLocation loc = model::SourceLocation::current()) {
       impl_.store(v, rl::mo_relaxed, model::here(loc));
     }
     atomic(const atomic&) = delete;
     atomic& operator=(const atomic&) = delete;
 
     T load(std::memory_order mo = std::memory_order::seq_cst,
-           std::source_location loc = std::source_location::current()) const {
+           model::SourceLocation loc = model::SourceLocation::current()) const {
       return impl_.load(model::to_rl(mo), model::here(loc));
     }
     void store(T v, std::memory_order mo = std::memory_order::seq_cst,
-               std::source_location loc = std::source_location::current()) {
+               model::SourceLocation loc = model::SourceLocation::current()) {
       impl_.store(v, model::to_rl(mo), model::here(loc));
     }
     T exchange(T v, std::memory_order mo = std::memory_order::seq_cst,
-               std::source_location loc = std::source_location::current()) {
+               model::SourceLocation loc = model::SourceLocation::current()) {
       return impl_.exchange(v, model::to_rl(mo), model::here(loc));
     }
     template <class D>
     T fetch_add(D d, std::memory_order mo = std::memory_order::seq_cst,
-                std::source_location loc = std::source_location::current()) {
+                model::SourceLocation loc = model::SourceLocation::current()) {
       return impl_.fetch_add(d, model::to_rl(mo), model::here(loc));
     }
     template <class D>
     T fetch_sub(D d, std::memory_order mo = std::memory_order::seq_cst,
-                std::source_location loc = std::source_location::current()) {
+                model::SourceLocation loc = model::SourceLocation::current()) {
       return impl_.fetch_sub(d, model::to_rl(mo), model::here(loc));
     }
 
     bool compare_exchange_weak(T& expected, T desired, std::memory_order success,
                                std::memory_order failure,
-                               std::source_location loc = std::source_location::current()) {
+                               model::SourceLocation loc = model::SourceLocation::current()) {
       return cas(true, expected, desired, success, failure, loc);
     }
     bool compare_exchange_weak(T& expected, T desired,
                                std::memory_order mo = std::memory_order::seq_cst,
-                               std::source_location loc = std::source_location::current()) {
+                               model::SourceLocation loc = model::SourceLocation::current()) {
       return cas(true, expected, desired, mo, model::failure_of(mo), loc);
     }
     bool compare_exchange_strong(T& expected, T desired, std::memory_order success,
                                  std::memory_order failure,
-                                 std::source_location loc = std::source_location::current()) {
+                                 model::SourceLocation loc = model::SourceLocation::current()) {
       return cas(false, expected, desired, success, failure, loc);
     }
     bool compare_exchange_strong(T& expected, T desired,
                                  std::memory_order mo = std::memory_order::seq_cst,
-                                 std::source_location loc = std::source_location::current()) {
+                                 model::SourceLocation loc = model::SourceLocation::current()) {
       return cas(false, expected, desired, mo, model::failure_of(mo), loc);
     }
 
    private:
     bool cas(bool weak, T& expected, T desired, std::memory_order success,
-             std::memory_order failure, const std::source_location& loc) {
+             std::memory_order failure, const model::SourceLocation& loc) {
       const rl::debug_info info = model::here(loc);
       const rl::memory_order s = model::to_rl(success);
       const rl::memory_order f = model::to_rl(failure);
@@ -209,10 +237,10 @@ struct RelacySync {
     var(const var&) = delete;
     var& operator=(const var&) = delete;
 
-    T load(std::source_location loc = std::source_location::current()) const {
+    T load(model::SourceLocation loc = model::SourceLocation::current()) const {
       return impl_(model::here(loc)).load();
     }
-    void store(T v, std::source_location loc = std::source_location::current()) {
+    void store(T v, model::SourceLocation loc = model::SourceLocation::current()) {
       impl_(model::here(loc)).store(std::move(v));
     }
 
@@ -226,10 +254,10 @@ struct RelacySync {
     mutex() = default;
     mutex(const mutex&) = delete;
     mutex& operator=(const mutex&) = delete;
-    void lock(std::source_location loc = std::source_location::current()) {
+    void lock(model::SourceLocation loc = model::SourceLocation::current()) {
       impl_.lock(model::here(loc));
     }
-    void unlock(std::source_location loc = std::source_location::current()) {
+    void unlock(model::SourceLocation loc = model::SourceLocation::current()) {
       impl_.unlock(model::here(loc));
     }
     // For harness code that waits on an rl::condition_variable with this mutex.
