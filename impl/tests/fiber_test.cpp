@@ -34,7 +34,7 @@ struct Hop {
 
 Hop hop_here(ThreadPool& a, ThreadPool& b) {
   return Hop{detail::current_fiber(), context_head(), &current_scheduler(), a.on_carrier(),
-             b.on_carrier(), std::this_thread::get_id()};
+             b.on_carrier(), tt::carrier_thread_id()};  // not foldable across co_await
 }
 
 Task<> hopper(ThreadPool& a, ThreadPool& b, detail::FrameRef mine, std::vector<Hop>& hops) {

@@ -104,11 +104,11 @@ TEST(SyncWait, RunsOnTheCallingThreadUntilEveryFiberOfItsLoopFinished) {
 
 Task<int> hop_to_pool_and_back(ThreadPool& pool, std::vector<std::thread::id>& threads) {
   Scheduler& loop = current_scheduler();
-  threads.push_back(std::this_thread::get_id());
+  threads.push_back(tt::carrier_thread_id());  // not foldable across co_await
   co_await resume_on(pool);
-  threads.push_back(std::this_thread::get_id());
+  threads.push_back(tt::carrier_thread_id());
   co_await resume_on(loop);
-  threads.push_back(std::this_thread::get_id());
+  threads.push_back(tt::carrier_thread_id());
   co_return 9;
 }
 

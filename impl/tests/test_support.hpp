@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -157,6 +158,16 @@ inline std::vector<std::size_t> run_random(ts::ManualScheduler& ms, Lcg& rng) {
 // Replays a recorded sequence of run_next indices.
 inline void replay(ts::ManualScheduler& ms, const std::vector<std::size_t>& choices) {
   for (std::size_t i : choices) ms.run_next(i);
+}
+
+// The calling thread's id, read afresh at every call. std::this_thread::get_id()
+// is pthread_self(), which glibc declares __attribute__((const)); inside a
+// coroutine clang -O2 reuses a value read before a co_await that resumed on
+// another carrier (measured: clang 14; GCC 12 does not). A call through a
+// volatile function pointer cannot be folded.
+inline std::thread::id carrier_thread_id() {
+  static std::thread::id (*volatile read)() = [] { return std::this_thread::get_id(); };
+  return read();
 }
 
 }  // namespace tt
