@@ -30,10 +30,11 @@ Task<> handle(Request r) {
 std::vector<std::string> logged;
 
 Task<> validate(const Request& r) {
-  if (request_id.get() != r.id) throw std::logic_error("validate: request_id not bound to r.id");
+  const std::string* id = request_id.try_get();
+  if (id == nullptr || *id != r.id) throw std::logic_error("validate: request_id not bound to r.id");
   co_return;
 }
-void log(const std::string& what) { logged.push_back(request_id.get() + " " + what); }
+void log(const std::string& what) { logged.push_back(request_id.or_else("unbound") + " " + what); }
 
 int run() {
   const std::string id = "request-0123456789-0123456789";
