@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,30 @@ struct Violation {
   bool known = false;              // set by callers from a known-failures list
 };
 
+// The checker over a stream of events: feed it the events read_trace() hands
+// out, in order, then call finish() once, after `end`. Its state is bounded by
+// what is open in the trace, not by the trace's length (see retained()).
+class TraceChecker {
+ public:
+  TraceChecker();
+  ~TraceChecker();
+  TraceChecker(const TraceChecker&) = delete;
+  TraceChecker& operator=(const TraceChecker&) = delete;
+
+  void on_event(const Event& e);
+  // The violations, in the order of check_trace(). Call once, after `end`.
+  std::vector<Violation> finish();
+  // Records held now (items, frames, calls, buffered events): for tests.
+  std::size_t retained() const;
+  // Violations found so far (not sorted; none of those only `end` reveals).
+  std::size_t found() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// A whole trace through a TraceChecker.
 std::vector<Violation> check_trace(const Trace& trace);
 
 // "LINE[,LINE...]: [RULE] message" for text output.

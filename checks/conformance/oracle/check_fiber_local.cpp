@@ -8,7 +8,21 @@
 // place of the fiber's own chain, `fl.restore`/`fl.uninstall` pop. A read must
 // see the top environment. When it does not, the rule it breaks is chosen from
 // where the expected (or the observed) value comes from; see attribute().
+//
+// State: per fiber its frames (what is open) and, for attribution only, what
+// it left behind (snapshots uninstalled, bindings restored), and per key the
+// bindings made: these histories are bounded. attribute() takes the first
+// entry that matches a wrong read, and whether an entry matches depends only
+// on (fiber, value) for a bind and on the value for a restored binding, so
+// only the earliest entry per (fiber, value) / value can ever be taken: later
+// repeats are not kept (exact). Past kSettledWindow distinct entries (64
+// snapshots per fiber) the oldest are forgotten: a wrong read is still
+// reported (the model decides that), only the rule chosen for it may fall
+// back to its fiber's own binds or spawn. Fibers and captured contexts are
+// kept: format 1 has no event for a fiber's or a context's end.
 #include <algorithm>
+#include <deque>
+#include <set>
 #include <map>
 #include <optional>
 
@@ -34,8 +48,12 @@ struct Fiber {
   bool structured = false;
   Env base;
   std::vector<Frame> frames;
-  std::vector<std::pair<Env, std::size_t>> uninstalled;  // snapshots this fiber left, and where
-  std::map<std::string, std::vector<std::pair<Value, std::size_t>>> restored;  // ditto binds
+  std::deque<std::pair<Env, std::size_t>> uninstalled;  // snapshots this fiber left, and where
+  struct Restored {
+    std::deque<std::pair<Value, std::size_t>> list;  // first restore of each value, oldest first
+    std::set<std::string> values;                    // show_value() of those in `list`
+  };
+  std::map<std::string, Restored> restored;  // ditto binds, by key
 
   const Env& env() const { return frames.empty() ? base : frames.back().env; }
 };
@@ -44,11 +62,23 @@ std::string show(const std::optional<Value>& v) {
   return v ? show_value(*v) : std::string("unbound");
 }
 
-class FiberLocalChecker {
+class FiberLocalChecker : public Checker {
  public:
   explicit FiberLocalChecker(Report& report) : r_(report) {}
 
-  void on_event(const Event& e) {
+  void at_end(const Event&) override {}
+
+  std::size_t retained() const override {
+    std::size_t n = fibers_.size() + snapshots_.size();
+    for (const auto& [name, f] : fibers_) {
+      n += f.frames.size() + f.uninstalled.size();
+      for (const auto& [key, r] : f.restored) n += r.list.size();
+    }
+    for (const auto& [key, b] : binds_) n += b.list.size();
+    return n;
+  }
+
+  void on_event(const Event& e) override {
     if (e.fiber.empty()) return;
     Fiber& f = fibers_[e.fiber];
     if (f.first_event == 0) f.first_event = e.line;
@@ -56,7 +86,7 @@ class FiberLocalChecker {
     if (e.ev == "fl.bind") {
       Frame frame{false, e.str("key"), e.line, f.env()};
       frame.env[frame.name] = e.value("value");
-      binds_[frame.name].push_back({e.fiber, e.value("value"), e.line});
+      remember_bind(frame.name, e);
       f.frames.push_back(std::move(frame));
     } else if (e.ev == "fl.restore") {
       pop(e, f, false, e.str("key"), "FL-3.1");
@@ -114,8 +144,19 @@ class FiberLocalChecker {
     }
     for (std::size_t i = at - 1; i < f.frames.size(); ++i) {
       const Frame& fr = f.frames[i];
-      if (fr.install) f.uninstalled.emplace_back(fr.env, e.line);
-      else f.restored[fr.name].emplace_back(fr.env.at(fr.name), e.line);
+      if (fr.install) {
+        f.uninstalled.emplace_back(fr.env, e.line);
+        if (f.uninstalled.size() > kSnapshotWindow) f.uninstalled.pop_front();
+        continue;
+      }
+      const Value& v = fr.env.at(fr.name);
+      auto& r = f.restored[fr.name];
+      if (!r.values.insert(show_value(v)).second) continue;  // an earlier restore of it is kept
+      r.list.emplace_back(v, e.line);
+      if (r.list.size() > kSettledWindow) {
+        r.values.erase(show_value(r.list.front().first));
+        r.list.pop_front();
+      }
     }
     f.frames.resize(at - 1);
   }
@@ -150,14 +191,14 @@ class FiberLocalChecker {
       if (seen && holds(env)) return {"FL-3.6", {line}};
     }
     if (seen) {  // [FL-3.3] a value some other, non-ancestor fiber bound
-      for (const auto& b : binds_[key]) {
+      for (const auto& b : binds_[key].list) {
         if (b.fiber != e.fiber && b.value == *seen && !is_ancestor(b.fiber, e.fiber)) {
           return {"FL-3.3", {b.line}};
         }
       }
       const auto r = f.restored.find(key);  // [FL-3.1] a restored binding still seen
       if (r != f.restored.end()) {
-        for (const auto& [v, line] : r->second) {
+        for (const auto& [v, line] : r->second.list) {
           if (v == *seen) return {"FL-3.1", {line}};
         }
       }
@@ -178,6 +219,20 @@ class FiberLocalChecker {
     return false;
   }
 
+  // The first bind of each (fiber, value) of a key, any fiber, oldest first
+  // (bounded: see the top of the file).
+  void remember_bind(const std::string& key, const Event& e) {
+    auto& b = binds_[key];
+    const Value& value = e.value("value");
+    if (!b.seen.insert(e.fiber + '\n' + show_value(value)).second) return;
+    b.list.push_back({e.fiber, value, e.line});
+    if (b.list.size() <= kSettledWindow) return;
+    b.seen.erase(b.list.front().fiber + '\n' + show_value(b.list.front().value));
+    b.list.pop_front();
+  }
+
+  static constexpr std::size_t kSnapshotWindow = 64;
+
   Report& r_;
   std::map<std::string, Fiber> fibers_;
   std::map<std::string, Env> snapshots_;
@@ -186,14 +241,17 @@ class FiberLocalChecker {
     Value value;
     std::size_t line;
   };
-  std::map<std::string, std::vector<Bind>> binds_;  // every bind of a key, any fiber
+  struct Binds {
+    std::deque<Bind> list;
+    std::set<std::string> seen;  // fiber + '\n' + show_value(value) of those in `list`
+  };
+  std::map<std::string, Binds> binds_;  // by key
 };
 
 }  // namespace
 
-void check_fiber_local(const Trace& trace, Report& report) {
-  FiberLocalChecker checker(report);
-  for (const Event& e : trace.events) checker.on_event(e);
+std::unique_ptr<Checker> make_fiber_local_checker(Report& report) {
+  return std::make_unique<FiberLocalChecker>(report);
 }
 
 }  // namespace turnstile::oracle::detail

@@ -2,6 +2,15 @@
 // checked per lane. A fiber is on lane L from a `lane.turn_start` of L it
 // emitted until the matching `lane.turn_end` (the oracle derives it; the
 // runtime does not report it).
+//
+// State is what is open: an item is kept from its submission until it is
+// settled (refused; a post whose turn ended; a run whose awaiter resumed after
+// its turn ended), then among the last kSettledWindow settled items, then
+// forgotten. Safe because nothing more is expected of a settled item: at `end`
+// it reports nothing, and no queue or open turn names it; only an event that
+// repeats one of its events (a second submission, answer, start, end or
+// resumption: [LANE-8.1]) names it again, and such an event gets its exact
+// message while the item is in the window (older: see spec/trace-format.md §5).
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -19,6 +28,7 @@ struct Item {
   bool accepted = false;
   bool submitter_on_lane = false;
   bool flagged = false;  // already reported; its later absence is not news
+  bool settled = false;  // in settled_ (see the top of the file)
 };
 
 struct Lane {
@@ -29,11 +39,17 @@ struct Lane {
   std::size_t drained = 0;             // first drain
 };
 
-class LaneChecker {
+class LaneChecker : public Checker {
  public:
   explicit LaneChecker(Report& report) : r_(report) {}
 
-  void on_event(const Event& e) {
+  std::size_t retained() const override {
+    std::size_t n = fiber_turns_.size() + settled_.size();
+    for (const auto& [name, lane] : lanes_) n += lane.items.size() + lane.queue.size() + lane.open.size();
+    return n;
+  }
+
+  void on_event(const Event& e) override {
     if (e.ev.rfind("lane.", 0) != 0) return;
     const std::string& name = e.str("lane");
     Lane& lane = lanes_[name];
@@ -52,13 +68,14 @@ class LaneChecker {
       return;
     }
     Item& item = it->second;
-    if (e.ev == "lane.accepted" || e.ev == "lane.refused") return answer(name, lane, e, id, item);
-    if (e.ev == "lane.turn_start") return turn_start(name, lane, e, id, item);
-    if (e.ev == "lane.turn_end") return turn_end(name, lane, e, id, item);
-    if (e.ev == "lane.resumed") return resumed(name, e, id, item);
+    if (e.ev == "lane.accepted" || e.ev == "lane.refused") answer(name, lane, e, id, item);
+    else if (e.ev == "lane.turn_start") turn_start(name, lane, e, id, item);
+    else if (e.ev == "lane.turn_end") turn_end(name, lane, e, id, item);
+    else if (e.ev == "lane.resumed") resumed(name, e, id, item);
+    settle(name, id, item);
   }
 
-  void at_end(const Event& end) {
+  void at_end(const Event& end) override {
     for (auto& [name, lane] : lanes_) {
       const std::string scope = "lane:" + name;
       for (auto& [id, item] : lane.items) {
@@ -102,6 +119,17 @@ class LaneChecker {
     const auto it = fiber_turns_.find(fiber);
     if (it == fiber_turns_.end()) return false;
     return std::find(it->second.begin(), it->second.end(), lane) != it->second.end();
+  }
+
+  // Moves a settled item to the window of settled items, forgetting the oldest.
+  void settle(const std::string& name, const std::string& id, Item& item) {
+    if (item.settled || item.answer == 0) return;
+    if (item.accepted && (item.end == 0 || (item.op == "run" && item.resumed == 0))) return;
+    item.settled = true;
+    settled_.emplace_back(name, id);
+    if (settled_.size() <= kSettledWindow) return;
+    lanes_[settled_.front().first].items.erase(settled_.front().second);
+    settled_.pop_front();
   }
 
   void submit(const std::string& name, Lane& lane, const Event& e, const std::string& id) {
@@ -225,6 +253,7 @@ class LaneChecker {
     auto& turns = fiber_turns_[item.start_fiber];
     const auto mine = std::find(turns.rbegin(), turns.rend(), name);
     if (mine != turns.rend()) turns.erase(std::next(mine).base());
+    if (turns.empty()) fiber_turns_.erase(item.start_fiber);  // on no lane: nothing to keep
   }
 
   void resumed(const std::string& name, const Event& e, const std::string& id, Item& item) {
@@ -273,16 +302,11 @@ class LaneChecker {
   Report& r_;
   std::map<std::string, Lane> lanes_;
   std::map<std::string, std::vector<std::string>> fiber_turns_;  // fiber -> lanes it is in
+  std::deque<std::pair<std::string, std::string>> settled_;       // (lane, item), oldest first
 };
 
 }  // namespace
 
-void check_lanes(const Trace& trace, Report& report) {
-  LaneChecker checker(report);
-  for (const Event& e : trace.events) {
-    if (e.ev == "end") checker.at_end(e);
-    else checker.on_event(e);
-  }
-}
+std::unique_ptr<Checker> make_lane_checker(Report& report) { return std::make_unique<LaneChecker>(report); }
 
 }  // namespace turnstile::oracle::detail

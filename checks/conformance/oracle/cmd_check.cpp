@@ -15,6 +15,7 @@
 #include "oracle/commands.hpp"
 #include "oracle/rules.hpp"
 #include "oracle/scenario.hpp"
+#include "oracle/stream.hpp"
 #include "oracle/trace.hpp"
 
 namespace turnstile::oracle {
@@ -122,25 +123,21 @@ int cmd_check(Args args) {
   std::vector<Outcome> outcomes;
   for (const auto& input : inputs) {
     Outcome o;
-    ParseResult parsed = InputError{};
+    StreamResult checked;  // one pass over the input ([TRACE-4.1] errors as parse_trace's)
+    const Scenario* s = scenario ? &*scenario : nullptr;
     if (input == "-") {
       o.source = "<stdin>";
-      parsed = parse_trace(std::cin, o.source);
+      checked = check_stream(std::cin, o.source, s);
     } else {
       o.source = input;
       std::ifstream file(input, std::ios::binary);
-      if (!file) parsed = InputError{input, 0, "", "cannot open the file"};
-      else parsed = parse_trace(file, input);
+      if (!file) checked.error = InputError{input, 0, "", "cannot open the file"};
+      else checked = check_stream(file, input, s);
     }
-    if (auto* e = std::get_if<InputError>(&parsed)) {
-      o.error = *e;
+    if (checked.error) {
+      o.error = std::move(checked.error);
     } else {
-      const Trace& trace = std::get<Trace>(parsed);
-      o.violations = check_trace(trace);
-      if (scenario) {
-        auto more = check_expectations(*scenario, trace);
-        o.violations.insert(o.violations.end(), more.begin(), more.end());
-      }
+      o.violations = std::move(checked.violations);
       for (auto& v : o.violations) {
         v.known = known.count(v.rule) != 0;
         ++(v.known ? o.known_failures : o.new_failures);

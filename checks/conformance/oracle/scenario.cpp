@@ -1,6 +1,8 @@
 // oracle/scenario.cpp: parse_scenario (spec/trace-format.md section 2) and
 // check_expectations (each op's `expect`, reported under its `rule`).
+#include <deque>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -164,7 +166,9 @@ std::string text_or_unknown(const Event& e, const char* field) {
   return e.has(field) ? e.text(field) : std::string("?");
 }
 
-// The trace events check_expectations needs, indexed by the ids they carry.
+// The trace events check_expectations needs, indexed by the ids they carry,
+// built as the trace streams by. Only events the scenario's ops can look up
+// are kept (the names below), so its size is bounded by the scenario's.
 struct Index {
   std::map<std::string, const Event*> submit, answer, resumed;  // lane: by item
   std::map<std::string, const Event*> read;                     // by op
@@ -173,23 +177,61 @@ struct Index {
   std::map<std::string, const Event*> await_refused;            // turn.await_refused by call
   std::set<std::string> drained;                                // lanes
 
-  explicit Index(const Trace& t) {
-    for (const Event& e : t.events) {
-      auto s = [&](const char* f) { return e.text(f); };
-      if (e.ev == "lane.submit") submit.emplace(s("lane") + "\n" + s("item"), &e);
-      else if (e.ev == "lane.accepted" || e.ev == "lane.refused")
-        answer.emplace(s("lane") + "\n" + s("item"), &e);
-      else if (e.ev == "lane.resumed") resumed.emplace(s("lane") + "\n" + s("item"), &e);
-      else if (e.ev == "lane.drained") drained.insert(s("lane"));
-      else if (e.ev == "fl.read" && !s("op").empty()) read.emplace(s("op"), &e);
-      else if (e.ev == "turn.call" && !s("op").empty()) call.emplace(s("act") + "\n" + s("op"), &e);
-      else if (e.ev == "turn.reentry") call.emplace(s("act") + "\n" + s("call"), &e);
-      else if (e.ev == "turn.refused" || e.ev == "turn.end")
-        call_answer.emplace(s("act") + "\n" + s("call"), &e);
-      else if (e.ev == "turn.await_refused")
-        await_refused.emplace(s("act") + "\n" + s("call"), &e);
+  explicit Index(const json& doc) {
+    for (const auto& f : doc["fibers"]) name_ops(f["ops"]);
+  }
+
+  void add(const Event& e) {
+    auto s = [&](const char* f) { return e.text(f); };
+    if (e.ev == "lane.submit" || e.ev == "lane.accepted" || e.ev == "lane.refused" ||
+        e.ev == "lane.resumed") {
+      std::string k = s("lane") + "\n" + s("item");
+      if (items_.count(k) == 0) return;
+      auto& m = e.ev == "lane.submit" ? submit : e.ev == "lane.resumed" ? resumed : answer;
+      if (m.count(k) == 0) m.emplace(std::move(k), keep(e));
+    } else if (e.ev == "lane.drained") {
+      if (close_lanes_.count(s("lane")) != 0) drained.insert(s("lane"));
+    } else if (e.ev == "fl.read" && !s("op").empty()) {
+      if (reads_.count(s("op")) != 0 && read.count(s("op")) == 0) read.emplace(s("op"), keep(e));
+    } else if ((e.ev == "turn.call" && !s("op").empty()) || e.ev == "turn.reentry") {
+      const std::string id = e.ev == "turn.call" ? s("op") : s("call");
+      std::string k = s("act") + "\n" + id;
+      if ((calls_.count(k) != 0 || turns_.count(id) != 0) && call.count(k) == 0) {
+        call.emplace(std::move(k), keep(e));
+        made_.insert(s("act") + "\n" + s("call"));
+      }
+    } else if (e.ev == "turn.refused" || e.ev == "turn.end" || e.ev == "turn.await_refused") {
+      // Answers of calls the index holds (a call is made before it is answered).
+      std::string k = s("act") + "\n" + s("call");
+      auto& m = e.ev == "turn.await_refused" ? await_refused : call_answer;
+      if (made_.count(k) != 0 && m.count(k) == 0) m.emplace(std::move(k), keep(e));
     }
   }
+
+  std::size_t size() const { return kept_.size() + drained.size(); }
+
+ private:
+  void name_ops(const json& ops) {
+    for (const auto& op : ops) {
+      const std::string what = op["do"].get<std::string>();
+      const std::string id = op["id"].get<std::string>();
+      if (what == "run" || what == "post") items_.insert(op["lane"].get<std::string>() + "\n" + id);
+      else if (what == "close") close_lanes_.insert(op["lane"].get<std::string>());
+      else if (what == "read") reads_.insert(id);
+      else if (what == "call") calls_.insert(op["act"].get<std::string>() + "\n" + id);
+      else if (what == "turn") turns_.insert(id);
+      if (op.contains("body")) name_ops(op["body"]);
+    }
+  }
+
+  const Event* keep(const Event& e) {
+    kept_.push_back(e);
+    return &kept_.back();
+  }
+
+  std::set<std::string> items_, close_lanes_, reads_, calls_, turns_;  // what the ops look up
+  std::set<std::string> made_;  // act\ncall of the calls in `call`
+  std::deque<Event> kept_;      // the events the maps point to
 };
 
 struct Outcome {
@@ -333,11 +375,29 @@ std::variant<Scenario, InputError> parse_scenario(const nlohmann::json& doc, std
   }
 }
 
-std::vector<Violation> check_expectations(const Scenario& scenario, const Trace& trace) {
+struct ExpectationChecker::State {
+  const Scenario& scenario;
+  Index index;
+};
+
+ExpectationChecker::ExpectationChecker(const Scenario& scenario)
+    : state_(std::make_unique<State>(State{scenario, Index(scenario.doc)})) {}
+ExpectationChecker::~ExpectationChecker() = default;
+
+void ExpectationChecker::on_event(const Event& e) { state_->index.add(e); }
+
+std::size_t ExpectationChecker::retained() const { return state_->index.size(); }
+
+std::vector<Violation> ExpectationChecker::finish() const {
   std::vector<Violation> out;
-  const Index ix(trace);
-  for (const auto& f : scenario.doc["fibers"]) check_list(f["ops"], ix, out);
+  for (const auto& f : state_->scenario.doc["fibers"]) check_list(f["ops"], state_->index, out);
   return out;
+}
+
+std::vector<Violation> check_expectations(const Scenario& scenario, const Trace& trace) {
+  ExpectationChecker checker(scenario);
+  for (const Event& e : trace.events) checker.on_event(e);
+  return checker.finish();
 }
 
 }  // namespace turnstile::oracle

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -37,5 +38,24 @@ std::vector<nlohmann::json> generate_scenarios(std::uint64_t seed, std::size_t c
 // of the trace not executing the scenario (an op with `expect` that left no
 // outcome in the trace).
 std::vector<Violation> check_expectations(const Scenario& scenario, const Trace& trace);
+
+// check_expectations() over a stream of events (those read_trace() hands out,
+// in order): keeps only the events the scenario's ops name. `scenario` must
+// outlive it.
+class ExpectationChecker {
+ public:
+  explicit ExpectationChecker(const Scenario& scenario);
+  ~ExpectationChecker();
+  ExpectationChecker(const ExpectationChecker&) = delete;
+  ExpectationChecker& operator=(const ExpectationChecker&) = delete;
+
+  void on_event(const Event& e);
+  std::vector<Violation> finish() const;
+  std::size_t retained() const;  // events kept
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace turnstile::oracle

@@ -11,6 +11,7 @@
 #include "oracle/commands.hpp"
 #include "oracle/rules.hpp"
 #include "oracle/scenario.hpp"
+#include "oracle/stream.hpp"
 #include "oracle/trace.hpp"
 
 namespace turnstile::oracle {
@@ -88,14 +89,11 @@ json check(const json& req) {
     }
     scenario = std::get<Scenario>(std::move(parsed));
   }
-  auto parsed = parse_trace_text(req["trace"].get<std::string>(), "<request>");
-  if (auto* e = std::get_if<InputError>(&parsed)) throw RequestError{"unusable-trace", e->to_string()};
-  const Trace& trace = std::get<Trace>(parsed);
-  std::vector<Violation> violations = check_trace(trace);
-  if (scenario) {
-    auto more = check_expectations(*scenario, trace);
-    violations.insert(violations.end(), more.begin(), more.end());
-  }
+  // One pass over the request's trace text: no copy of it, no event kept.
+  StreamResult checked = check_stream_text(req["trace"].get_ref<const std::string&>(), "<request>",
+                                           scenario ? &*scenario : nullptr);
+  if (checked.error) throw RequestError{"unusable-trace", checked.error->to_string()};
+  std::vector<Violation> violations = std::move(checked.violations);
   std::size_t fresh = 0, old = 0;
   json list = json::array();
   for (auto& v : violations) {
