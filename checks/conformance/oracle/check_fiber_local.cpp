@@ -82,6 +82,7 @@ class FiberLocalChecker : public Checker {
     if (e.fiber.empty()) return;
     Fiber& f = fibers_[e.fiber];
     if (f.first_event == 0) f.first_event = e.line;
+    if (e.ev.compare(0, 3, "fl.") != 0 && e.ev != "fiber.spawn") return;  // not for this model
     if (e.ev == "fiber.spawn") return spawn(e, f);
     if (e.ev == "fl.bind") {
       Frame frame{false, e.str("key"), e.line, f.env()};

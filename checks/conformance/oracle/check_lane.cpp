@@ -15,6 +15,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <unordered_map>
 
 #include "oracle/check_internal.hpp"
 
@@ -32,7 +33,9 @@ struct Item {
 };
 
 struct Lane {
-  std::map<std::string, Item> items;
+  // Unordered: at_end's reports do not depend on the order it visits items (each
+  // is sorted by its first line, a line naming only that item).
+  std::unordered_map<std::string, Item> items;
   std::deque<std::string> queue;       // accepted, not started, in acceptance order
   std::vector<std::string> open;       // items whose turn is open
   std::size_t close_requested = 0;     // first close request

@@ -471,7 +471,7 @@ class StreamingTurns : public Checker {
   }
 
   void on_event(const Event& e) override {
-    const auto last = last_await_.find(e.fiber);
+    const auto last = last_await_.empty() ? last_await_.end() : last_await_.find(e.fiber);
     if (last != last_await_.end()) {  // this fiber's previous event was a `turn.await`
       if (e.ev == "turn.await_refused" && last->second.key == e.str("act") + '\n' + e.str("call")) {
         refusals_.of_await[last->second.line] = e.line;
@@ -481,7 +481,7 @@ class StreamingTurns : public Checker {
       last_await_.erase(last);
     }
     if (e.ev == "turn.await") last_await_[e.fiber] = {e.line, e.str("act") + '\n' + e.str("call")};
-    if (e.ev == "turn.end") {  // the awaits of the call are answered: none is refused now
+    if (!last_await_.empty() && e.ev == "turn.end") {  // the awaits of the call are answered: none is refused now
       const std::string key = e.str("act") + '\n' + e.str("call");
       for (auto it = last_await_.begin(); it != last_await_.end();) {
         if (it->second.key != key) { ++it; continue; }

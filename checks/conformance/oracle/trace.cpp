@@ -29,16 +29,26 @@ const std::string kNoText;
 const Value kNull;
 }  // namespace
 
+namespace {
+// Field names are short: compare them in place (no call per candidate).
+bool same_name(const std::string& a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < b.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+}  // namespace
+
 const Event::Field* Event::find(std::string_view name) const {
   for (std::size_t i = 0; i < count_; ++i)
-    if (fields_[i].name == name) return &fields_[i];
+    if (same_name(fields_[i].name, name)) return &fields_[i];
   return nullptr;
 }
 
 Event::Field& Event::add_field(std::string_view name) {
   if (count_ == fields_.size()) fields_.emplace_back();
   Field& f = fields_[count_++];
-  f.name.assign(name);
+  if (!same_name(f.name, name)) f.name.assign(name);  // lines of one shape reuse their names
   f.type = Type::kNull;
   f.has_json = false;
   return f;
@@ -330,8 +340,11 @@ class TraceBuilder {
     const Event::Field* ev = event.find("ev");
     if (ev == nullptr) return fail(line, "ev", "missing");
     if (ev->type != Event::Type::kString) return fail(line, "ev", "must be a string");
-    event.ev = ev->text;
-    const EventSpec* spec = find_event_spec(event.ev);
+    if (event.ev != ev->text || spec_ == nullptr) {
+      event.ev = ev->text;
+      spec_ = find_event_spec(event.ev);
+    }
+    const EventSpec* spec = spec_;
     if (spec == nullptr) return fail(line, "ev", "unknown event '" + event.ev + "'");  // [TRACE-1.2]
     if (line == 1 && event.ev != "trace") {  // [TRACE-1.1] header first
       return fail(line, "ev", "line 1 must be the `trace` header, got '" + event.ev + "'");
@@ -386,6 +399,7 @@ class TraceBuilder {
   const std::string& source_;
   const EventSink& sink_;
   Event event_;
+  const EventSpec* spec_ = nullptr;  // of event_.ev
   std::string key_;
   bool saw_end_ = false;
   std::optional<InputError> error_;
