@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <deque>
 #include <set>
+#include <unordered_map>
 #include <map>
 #include <optional>
 
@@ -235,7 +236,7 @@ class FiberLocalChecker : public Checker {
   static constexpr std::size_t kSnapshotWindow = 64;
 
   Report& r_;
-  std::map<std::string, Fiber> fibers_;
+  std::unordered_map<std::string, Fiber> fibers_;  // never iterated in order
   std::map<std::string, Env> snapshots_;
   struct Bind {
     std::string fiber;

@@ -34,6 +34,7 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "oracle/check_internal.hpp"
 
@@ -448,7 +449,7 @@ class TurnChecker {
   std::map<std::string, Activation> activations_;
   std::map<std::size_t, Await> awaits_;  // by the line of their `turn.await`
   // Per fiber, the turns it opened, innermost last: a call, or null for a lane turn.
-  std::map<std::string, std::vector<Call*>> position_;
+  std::unordered_map<std::string, std::vector<Call*>> position_;  // never iterated in order
   std::map<std::string, Call*> inherited_;  // structured children: the parent's turn at the spawn
   std::map<std::string, std::vector<std::string>> tasks_;  // started tasks per activation
   std::set<std::set<const Call*>> reported_;  // cycles already reported

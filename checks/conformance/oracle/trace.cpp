@@ -37,9 +37,22 @@ bool same_name(const std::string& a, std::string_view b) {
     if (a[i] != b[i]) return false;
   return true;
 }
+// The same for a C string, without measuring it first.
+bool same_name(const std::string& a, const char* b) {
+  const std::size_t n = a.size();
+  for (std::size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;  // stops at b's terminator too
+  return b[n] == '\0';
+}
 }  // namespace
 
 const Event::Field* Event::find(std::string_view name) const {
+  for (std::size_t i = 0; i < count_; ++i)
+    if (same_name(fields_[i].name, name)) return &fields_[i];
+  return nullptr;
+}
+
+const Event::Field* Event::find(const char* name) const {
   for (std::size_t i = 0; i < count_; ++i)
     if (same_name(fields_[i].name, name)) return &fields_[i];
   return nullptr;
@@ -177,8 +190,18 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; 
 // short escapes only; false for anything else (the general path decides).
 bool read_plain_string(const char*& p, const char* end, std::string& out) {
   ++p;
-  out.clear();
   const char* run = p;
+  // The common case: no escape, one copy.
+  while (p < end && *p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20 &&
+         static_cast<unsigned char>(*p) < 0x80)
+    ++p;
+  if (p < end && *p == '"') {
+    out.assign(run, static_cast<std::size_t>(p - run));
+    ++p;
+    return true;
+  }
+  out.assign(run, static_cast<std::size_t>(p - run));
+  run = p;
   while (p < end) {
     const auto c = static_cast<unsigned char>(*p);
     if (c == '"') {

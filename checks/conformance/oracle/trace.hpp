@@ -72,6 +72,7 @@ struct Event {
   };
   // The field named `name`, or null.
   const Field* find(std::string_view name) const;
+  const Field* find(const char* name) const;
   // Starts a new line's fields (storage is kept for reuse), and appends one.
   void clear_fields() { count_ = 0; }
   Field& add_field(std::string_view name);
