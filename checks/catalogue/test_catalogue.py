@@ -290,7 +290,7 @@ class Errors(Fixture):
         self.generate()
         out = self.assertFails(r"rule \[DM-1\.2\] second-rule: verify asks for property, but no property "
                                r"test cites it", "--check")
-        self.assertRegex(out, r"DM-1\.2 +second-rule +2 +- +MISSING +- +- +missing")
+        self.assertRegex(out, r"DM-1\.2 +second-rule +2 +- +MISSING +- +- +- +missing")
 
     def test_missing_kind_allowed_by_switch(self):
         self.edit("property_tests/demo_props.cpp", "[DM-1.2]", "[DM-1.1]")

@@ -52,7 +52,7 @@ class Markdown(unittest.TestCase):
 
     def test_columns_and_withdrawn_rows(self):
         md = render.render_markdown(*tree())
-        self.assertIn("| rule | summary | verify | unit | compile | property | model | conformance | mapping |",
+        self.assertIn("| rule | summary | verify | unit | compile | property | model | conformance | static | mapping |",
                       md)
         self.assertIn("| [DM-1.2](demo.md#dm-12-gone)<br>`gone` (withdrawn) | *withdrawn* |", md)
         self.assertIn("| [DM](demo.md) Demo (DM) | 1 | 1 | 0 |", md)
@@ -73,8 +73,8 @@ class Table(unittest.TestCase):
         out = io.StringIO()
         render.print_table(*tree(), False, out)
         lines = out.getvalue().splitlines()
-        self.assertRegex(lines[0], r"^rule +slug +unit +compile +property +model +conformance +verdict$")
-        self.assertRegex(lines[2], r"^DM-1\.1 +first +2 +1 +- +\(1\) +- +untested$")
+        self.assertRegex(lines[0], r"^rule +slug +unit +compile +property +model +conformance +static +verdict$")
+        self.assertRegex(lines[2], r"^DM-1\.1 +first +2 +1 +- +\(1\) +- +- +untested$")
 
 
 class Html(unittest.TestCase):

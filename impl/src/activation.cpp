@@ -97,11 +97,15 @@ ActivationBase::ActivationBase(std::string id, ActivationOptions options, Schedu
     : strand_(std::make_shared<Strand>(scheduler)), id_(std::move(id)), options_(std::move(options)) {}
 
 ActivationBase::~ActivationBase() {
-  if (running() != 0 || queued() != 0 || tasks() != 0) {
+  const bool turns = running() != 0 || queued() != 0;  // [TURN-1.1]
+  const bool tasks_alive = tasks() != 0;                 // [TURN-5.4]
+  if (turns || tasks_alive) {
     std::fprintf(stderr,
                  "turnstile: activation '%s' was destroyed with %zu turn(s) running, %zu "
-                 "queued and %zu task(s) alive [TURN-1.1]\n",
-                 id_.c_str(), running(), queued(), tasks());
+                 "queued and %zu task(s) alive; await its calls and let its ctx.task work end "
+                 "before destroying it%s%s\n",
+                 id_.c_str(), running(), queued(), tasks(), turns ? " [TURN-1.1]" : "",
+                 tasks_alive ? " [TURN-5.4]" : "");
     std::abort();
   }
 }

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <mutex>
+#include <stdexcept>
 #include <typeinfo>
 
 #include "turnstile/errors.hpp"
@@ -69,6 +70,10 @@ void FiberResume::arm(std::coroutine_handle<> h) {
 
 void start_fiber(Scheduler& s, Task<> task, FrameRef ctx, FiberDone on_done,
                  std::string trace_name) {
+  if (!task.valid()) [[unlikely]]  // [RT-1.6] refused at the call, not later in the fiber
+    throw std::logic_error(
+        "turnstile: an empty Task (default-constructed, moved from, or already started) was "
+        "handed to detach, Scope::spawn or sync_wait [RT-1.6]");
   FiberRoot root = run_fiber(std::move(task), std::move(on_done));
   auto& p = root.handle.promise();
   p.state.scheduler = &s;

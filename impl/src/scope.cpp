@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "turnstile/errors.hpp"
 #include "turnstile/trace.hpp"
@@ -14,9 +15,12 @@ Scope::~Scope() {
   if (pending != 1) {
     // [RT-5.4] a child still running would outlive the bindings it borrowed.
     std::fprintf(stderr,
-                 "turnstile: a Scope was destroyed with %zu child fiber(s) still running; "
-                 "co_await scope.join() before leaving the scope [RT-5.4]\n",
-                 pending - 1);
+                 "turnstile: Scope%s%s%s created at %s:%u (in %s) was destroyed with %zu child "
+                 "fiber(s) still running. Await scope.join() on every path out of it, or use "
+                 "co_await scoped([&](Scope& s) -> Task<R> { ... }), which joins the children "
+                 "also when the body throws [RT-5.4]\n",
+                 name_.empty() ? "" : " '", name_.c_str(), name_.empty() ? "" : "'", file_,
+                 static_cast<unsigned>(line_), function_, pending - 1);
     std::abort();
   }
 }
@@ -25,6 +29,9 @@ void Scope::spawn(Task<> task) {
   detail::FiberState* parent = detail::current_fiber();
   if (parent == nullptr)
     throw FrameworkContextError("Scope::spawn called on a plain thread (no fiber) [RT-5.1]");
+  if (!task.valid()) [[unlikely]]  // [RT-1.6] before anything is counted
+    throw std::logic_error("turnstile: Scope::spawn of an empty Task (default-constructed, moved "
+                           "from, or already started) [RT-1.6]");
   pending_.fetch_add(1, std::memory_order_relaxed);  // ordered before the post that starts it
   live_.fetch_add(1, std::memory_order_relaxed);
   std::string name;

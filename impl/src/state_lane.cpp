@@ -112,9 +112,12 @@ const StateLane* StateLane::current() noexcept {
 
 void StateLane::throw_if_reentrant() const {
   if (is_on_lane())  // [LANE-5.3] [LANE-7.2] checked in every build
-    throw LaneReentrancyError("reentrant entry into StateLane '" + name_ +
-                              "' from its own turn: it would wait for itself. Call the on-lane "
-                              "body directly instead [LANE-5.3]");
+    throw LaneReentrancyError(
+        "reentrant entry into StateLane '" + name_ +
+        "' from its own turn: it would wait for itself. If the component calls its own public "
+        "method, call the private on-lane body directly instead [LANE-6.1]; if a callback or "
+        "listener invoked inside the turn calls back in, invoke it outside the turn with "
+        "split_callback [LANE-6.3] [LANE-5.3] [LANE-5.5]");
 }
 
 LaneClosedError StateLane::closed_error() const {

@@ -1,6 +1,8 @@
 // task.cpp: the coroutine-transfer trampoline (see task.hpp, [RT-1.3]).
 #include "turnstile/task.hpp"
 
+#include <stdexcept>
+
 namespace turnstile::detail {
 
 namespace {
@@ -25,6 +27,19 @@ thread_local bool tls_in_step = false;
     next.resume();  // returns when `next` suspends; it may have set tls_next
   }
   tls_in_step = false;
+}
+
+// [RT-1.6] an await that breaks a precondition names it, at the co_await.
+void throw_empty_task() {
+  throw std::logic_error(
+      "turnstile: co_await on an empty Task: it holds no coroutine (default-constructed, moved "
+      "from, or already handed to detach, Scope::spawn, when_all or sync_wait) [RT-1.6]");
+}
+
+void throw_consumed_task() {
+  throw std::logic_error(
+      "turnstile: co_await on a Task whose result was already taken: a Task is awaited once "
+      "[RT-1.6]");
 }
 
 [[gnu::noinline]] void transfer_to(std::coroutine_handle<> h) noexcept { resume_step(h); }

@@ -304,4 +304,47 @@ TEST(Channel, CapacityZeroIsARendezvous) {
   EXPECT_EQ(r2.values, (std::vector<int>{43}));
 }
 
+// ------------------------------------------------------- the non-waiting forms
+
+// try_receive is receive() without the wait: the oldest value or nullopt, on
+// any thread, never a throw (closed and drained is nullopt, as for receive()).
+// spec: [RT-7.1] [RT-7.2] [RT-7.3] [RT-4.2]
+TEST(Channel, TryReceiveTakesTheOldestValueOrNulloptAndNeverWaits) {
+  ManualScheduler ms;
+  Channel<int> ch(2);
+  EXPECT_EQ(ch.try_receive(), std::nullopt) << "empty: nothing now";
+  int one = 1, two = 2;
+  ASSERT_TRUE(ch.try_send(one));
+  ASSERT_TRUE(ch.try_send(two));
+  SendLog waiting;
+  detach(ms, send_values(ch, {3}, waiting));  // the buffer is full: it waits
+  ms.run_until_idle();
+  EXPECT_EQ(waiting.sent, 0);
+  EXPECT_EQ(ch.try_receive(), 1) << "oldest first";
+  EXPECT_FALSE(waiting.finished) << "the released sender is posted, not run inside try_receive";
+  EXPECT_EQ(ms.ready(), 1u);
+  ms.run_until_idle();
+  EXPECT_TRUE(waiting.finished);
+  ch.close();
+  EXPECT_EQ(ch.try_receive(), 2) << "close keeps the buffer";
+  EXPECT_EQ(ch.try_receive(), 3);
+  EXPECT_EQ(ch.try_receive(), std::nullopt) << "closed and drained: nullopt, no throw";
+  EXPECT_TRUE(ch.is_closed());
+}
+
+// spec: [RT-7.3] [RT-7.1]
+TEST(Channel, TryReceiveTakesStraightFromAWaitingSenderAtCapacityZero) {
+  ManualScheduler ms;
+  Channel<int> ch(0);
+  EXPECT_EQ(ch.try_receive(), std::nullopt);
+  SendLog s;
+  detach(ms, send_values(ch, {9}, s));
+  ms.run_until_idle();
+  EXPECT_FALSE(s.finished) << "a rendezvous send waits for a receiver";
+  EXPECT_EQ(ch.try_receive(), 9);
+  ms.run_until_idle();
+  EXPECT_TRUE(s.finished);
+  EXPECT_EQ(s.sent, 1);
+}
+
 }  // namespace

@@ -33,7 +33,28 @@ void destroy_scope_early() {
 
 // spec: [RT-5.4]
 TEST_F(RuntimeDeathTest, ScopeDestroyedWithARunningChildStopsTheProcess) {
-  EXPECT_DEATH(destroy_scope_early(), "1 child fiber.*RT-5\\.4");
+  // The message gives where the scope was created and the fix.
+  EXPECT_DEATH(destroy_scope_early(),
+               "Scope created at .*death_test\\.cpp:[0-9]+ \\(in .*leave_scope_with_running_child"
+               ".*1 child fiber.*scoped\\(.*RT-5\\.4");
+}
+
+Task<> leave_named_scope(Event& ev) {
+  Scope scope("fan-out");
+  scope.spawn(wait_on(ev));
+  co_await yield();
+}
+
+void destroy_named_scope_early() {
+  ManualScheduler ms;
+  Event ev;
+  detach(ms, leave_named_scope(ev));
+  ms.run_until_idle();
+}
+
+// spec: [RT-5.4]
+TEST_F(RuntimeDeathTest, AnAbortedScopeIsNamed) {
+  EXPECT_DEATH(destroy_named_scope_early(), "Scope 'fan-out' created at .*death_test\\.cpp:[0-9]+");
 }
 
 void destroy_pool_from_its_carrier() {

@@ -5,7 +5,8 @@ from dataclasses import dataclass, field
 # Kinds of evidence, in the order of the catalogue's columns. `compile` is a check
 # the compiler makes (a test whose only checks are static_asserts, a `static_assert`
 # with a `spec:` line, a compile-fail case): it proves a shape, not runtime behaviour.
-KINDS = ("unit", "compile", "property", "model", "conformance")
+# `static` is turnstile-lint's samples (checks/lint/): a good and a bad file per lint rule.
+KINDS = ("unit", "compile", "property", "model", "conformance", "static")
 
 # Where tests live (relative to the repository root), by the kind a test there has
 # unless it is a compile-time check. `compile` has no directory of its own.
@@ -14,6 +15,7 @@ KIND_ROOTS = {
     "property": "property_tests",
     "model": "model",
     "conformance": "checks/conformance",
+    "static": "checks/lint",
 }
 HOMES = tuple(KIND_ROOTS)
 
@@ -23,6 +25,7 @@ KIND_CTEST_PREFIX = {
     "property": "property.",
     "model": "model.",
     "conformance": "conformance.",
+    "static": "static.lint.",
 }
 
 # A directory whose files are compile-fail cases: their kind is `compile`.

@@ -4,7 +4,9 @@
 #include "oracle/check.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <string>
 
 #include "oracle/check_internal.hpp"
 
@@ -43,16 +45,41 @@ std::vector<Violation> TraceChecker::finish() {
   for (const auto& [scope, fiber] : report.open_turns) {
     if (report.stuck_fibers.count(fiber) != 0) blocked_scopes.insert(scope);
   }
+  std::vector<detail::Report::Unsettled> kept;
   for (auto& u : report.unsettled) {
     if (!u.fiber.empty() && report.stuck_fibers.count(u.fiber) != 0) continue;
     if (!u.scope.empty() && blocked_scopes.count(u.scope) != 0) continue;
+    kept.push_back(std::move(u));
+  }
+  // A bind or install left open on a fiber whose turn never ended follows
+  // from that turn ([FL-3.1], [FL-3.6] at a quiescent `end`).
+  std::map<std::string, Cause> open_turn_of;
+  for (const auto& u : kept) {
+    if (!u.open_turn) continue;
+    // The earliest open turn on the fiber (checkers may visit what is open in any order).
+    const auto first = [](const std::vector<std::size_t>& l) {
+      return l.empty() ? std::size_t{0} : *std::min_element(l.begin(), l.end());
+    };
+    const auto [it, fresh] = open_turn_of.emplace(u.fiber, Cause{u.violation.rule, u.violation.lines});
+    if (!fresh && first(u.violation.lines) < first(it->second.lines))
+      it->second = Cause{u.violation.rule, u.violation.lines};
+  }
+  for (auto& u : kept) {
+    if (u.violation.rule.rfind("FL-", 0) == 0 && !u.violation.consequence_of) {
+      if (const auto it = open_turn_of.find(u.fiber); it != open_turn_of.end())
+        u.violation.consequence_of = it->second;
+    }
     report.violations.push_back(std::move(u.violation));
   }
 
   auto out = std::move(report.violations);
+  const auto tidy = [](std::vector<std::size_t>& lines) {
+    std::sort(lines.begin(), lines.end());
+    lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+  };
   for (auto& v : out) {
-    std::sort(v.lines.begin(), v.lines.end());
-    v.lines.erase(std::unique(v.lines.begin(), v.lines.end()), v.lines.end());
+    tidy(v.lines);
+    if (v.consequence_of) tidy(v.consequence_of->lines);
   }
   // Deterministic order: by first offending line, then rule. Each checker adds
   // its own violations in trace order, and no two checkers share a rule, so
@@ -71,17 +98,46 @@ std::vector<Violation> check_trace(const Trace& trace) {
   return checker.finish();
 }
 
-std::string to_string(const Violation& v) {
-  std::string out;
-  for (std::size_t i = 0; i < v.lines.size(); ++i) {
-    if (i != 0) out += ',';
-    out += std::to_string(v.lines[i]);
+std::pair<std::size_t, std::size_t> mark_known(std::vector<Violation>& violations,
+                                               const std::set<std::string>& known) {
+  std::size_t fresh = 0, old = 0;
+  for (auto& v : violations) {
+    v.known = known.count(v.rule) != 0 ||
+              (v.consequence_of && known.count(v.consequence_of->rule) != 0);
+    ++(v.known ? old : fresh);
   }
-  return out + ": [" + v.rule + "] " + v.message;
+  return {fresh, old};
+}
+
+namespace {
+std::string join(const std::vector<std::size_t>& lines) {
+  std::string out;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (i != 0) out += ',';
+    out += std::to_string(lines[i]);
+  }
+  return out;
+}
+}  // namespace
+
+std::string to_string(const Violation& v) {
+  // [TRACE-4.2] no lines: the rule and message alone (never "FILE:: [RULE]").
+  std::string out = v.lines.empty() ? "" : join(v.lines) + ": ";
+  out += "[" + v.rule + "] " + v.message;
+  if (v.consequence_of) {
+    out += " (consequence of [" + v.consequence_of->rule + "]";
+    if (!v.consequence_of->lines.empty()) out += " at lines " + join(v.consequence_of->lines);
+    out += ")";
+  }
+  return out;
 }
 
 nlohmann::json to_json(const Violation& v) {
-  return {{"rule", v.rule}, {"lines", v.lines}, {"message", v.message}, {"known", v.known}};
+  nlohmann::json cause = nullptr;
+  if (v.consequence_of) cause = {{"rule", v.consequence_of->rule}, {"lines", v.consequence_of->lines}};
+  return {{"rule", v.rule},     {"lines", v.lines},
+          {"message", v.message}, {"known", v.known},
+          {"consequence_of", cause}};
 }
 
 }  // namespace turnstile::oracle

@@ -20,6 +20,14 @@
 // reported (the model decides that), only the rule chosen for it may fall
 // back to its fiber's own binds or spawn. Fibers and captured contexts are
 // kept: format 1 has no event for a fiber's or a context's end.
+//
+// A read that sees a binding whose `where` already ended (on its own fiber,
+// inherited by a child spawned after the restore, or carried by a snapshot
+// captured after it) is that restore's [FL-3.1] bug: the first such read is
+// the root, reported at the restore's and its own lines; every later read of
+// the same leaked binding is marked as its consequence. At a quiescent `end`
+// a bind never restored, or an install never uninstalled, is reported
+// ([FL-3.1], [FL-3.6]).
 #include <algorithm>
 #include <deque>
 #include <set>
@@ -40,6 +48,21 @@ struct Frame {
   std::string name;  // the key (bind) or ctx (install)
   std::size_t line = 0;
   Env env;           // the environment while this frame is the innermost
+  std::string captured_by;  // install: the fiber that captured the snapshot
+  std::size_t captured = 0; // install: the line of its capture
+};
+
+struct Snapshot {
+  Env env;
+  std::string fiber;
+  std::size_t line = 0;
+};
+
+// Which rule a wrong read breaks, the lines behind it, and its root cause.
+struct Blame {
+  std::string rule;
+  std::vector<std::size_t> lines;
+  std::optional<Cause> cause;
 };
 
 struct Fiber {
@@ -67,10 +90,8 @@ class FiberLocalChecker : public Checker {
  public:
   explicit FiberLocalChecker(Report& report) : r_(report) {}
 
-  void at_end(const Event&) override {}
-
   std::size_t retained() const override {
-    std::size_t n = fibers_.size() + snapshots_.size();
+    std::size_t n = fibers_.size() + snapshots_.size() + leak_roots_.size();
     for (const auto& [name, f] : fibers_) {
       n += f.frames.size() + f.uninstalled.size();
       for (const auto& [key, r] : f.restored) n += r.list.size();
@@ -86,7 +107,7 @@ class FiberLocalChecker : public Checker {
     if (e.ev.compare(0, 3, "fl.") != 0 && e.ev != "fiber.spawn") return;  // not for this model
     if (e.ev == "fiber.spawn") return spawn(e, f);
     if (e.ev == "fl.bind") {
-      Frame frame{false, e.str("key"), e.line, f.env()};
+      Frame frame{false, e.str("key"), e.line, f.env(), "", 0};
       frame.env[frame.name] = e.value("value");
       remember_bind(frame.name, e);
       f.frames.push_back(std::move(frame));
@@ -95,7 +116,7 @@ class FiberLocalChecker : public Checker {
     } else if (e.ev == "fl.read") {
       read(e, f);
     } else if (e.ev == "fl.capture") {
-      snapshots_[e.str("ctx")] = f.env();
+      snapshots_[e.str("ctx")] = Snapshot{f.env(), e.fiber, e.line};
     } else if (e.ev == "fl.install") {
       const auto it = snapshots_.find(e.str("ctx"));
       if (it == snapshots_.end()) {  // [FL-3.5] only a captured context can be installed
@@ -103,9 +124,32 @@ class FiberLocalChecker : public Checker {
                                        ", which was never captured");
       }
       // [FL-3.6] run replaces the fiber's chain for the extent; it does not merge.
-      f.frames.push_back(Frame{true, e.str("ctx"), e.line, it == snapshots_.end() ? Env{} : it->second});
+      Frame frame{true, e.str("ctx"), e.line, Env{}, "", 0};
+      if (it != snapshots_.end()) {
+        frame.env = it->second.env;
+        frame.captured_by = it->second.fiber;
+        frame.captured = it->second.line;
+      }
+      f.frames.push_back(std::move(frame));
     } else if (e.ev == "fl.uninstall") {
       pop(e, f, true, e.str("ctx"), "FL-3.6");
+    }
+  }
+
+  // At a quiescent `end` every `where` has restored and every `run` has
+  // uninstalled. (At a timeout, fibers may still be inside them.)
+  void at_end(const Event& end) override {
+    if (end.str("status") != "quiescent") return;
+    for (const auto& [name, f] : fibers_) {
+      for (const Frame& fr : f.frames) {
+        r_.unsettled.push_back(
+            {{fr.install ? "FL-3.6" : "FL-3.1", {fr.line, end.line},
+              (fr.install ? "install of context " : "bind of key ") + q(fr.name) + " on fiber " + q(name) +
+                  (fr.install ? " was never uninstalled" : " was never restored") +
+                  " before a quiescent `end`",
+              false},
+             name, ""});
+      }
     }
   }
 
@@ -170,44 +214,76 @@ class FiberLocalChecker : public Checker {
     std::optional<Value> want;
     if (const auto it = f.env().find(key); it != f.env().end()) want = it->second;
     if (seen == want) return;
-    const auto [rule, lines] = attribute(e, f, key, seen);
-    std::vector<std::size_t> all = lines;
-    all.push_back(e.line);
-    r_.add(rule, all, "fiber " + q(e.fiber) + " read " + q(key) + " as " + show(seen) +
-                          " but its bindings say " + show(want));
+    Blame blame = attribute(e, f, key, seen);
+    blame.lines.push_back(e.line);
+    r_.add(blame.rule, blame.lines,
+           "fiber " + q(e.fiber) + " read " + q(key) + " as " + show(seen) + " but its bindings say " +
+               show(want) + (blame.cause ? " (a binding whose `where` had already ended)" : ""),
+           blame.cause);
   }
 
-  // Which rule a wrong read breaks, and the lines of the events behind it.
-  std::pair<std::string, std::vector<std::size_t>> attribute(
-      const Event& e, const Fiber& f, const std::string& key, const std::optional<Value>& seen) {
+  // [FL-3.1] the restore of `key` to `seen` on `fiber` before line `before`, or
+  // on an ancestor before the spawn that leads to `fiber`: its line, or 0.
+  std::size_t leaked(const std::string& fiber, const std::string& key, const Value& seen,
+                     std::size_t before) const {
+    std::string at = fiber;
+    for (std::size_t guard = 0; guard <= fibers_.size(); ++guard) {
+      const auto it = fibers_.find(at);
+      if (it == fibers_.end()) return 0;
+      const Fiber& f = it->second;
+      if (const auto r = f.restored.find(key); r != f.restored.end()) {
+        for (const auto& [v, line] : r->second.list)  // the first restore of each value (exact for `< before`)
+          if (v == seen && line < before) return line;
+      }
+      if (!f.structured || f.parent.empty()) return 0;  // a handoff or root inherits nothing
+      before = f.spawn;
+      at = f.parent;
+    }
+    return 0;
+  }
+
+  // A read of a leaked binding (restored at `restore`): the first is the root.
+  Blame leak(std::size_t restore, const Event& e) {
+    const auto root = leak_roots_.find(restore);
+    if (root != leak_roots_.end()) return {"FL-3.1", {restore}, root->second};
+    leak_roots_.emplace(restore, Cause{"FL-3.1", {restore, e.line}});
+    return {"FL-3.1", {restore}, std::nullopt};
+  }
+
+  // Which rule a wrong read breaks, the lines of the events behind it, and
+  // the root cause when it follows from an earlier violation.
+  Blame attribute(const Event& e, const Fiber& f, const std::string& key, const std::optional<Value>& seen) {
     // Innermost frame that decides the key: an install, or a bind of the key.
     const auto found = std::find_if(f.frames.rbegin(), f.frames.rend(),
                                     [&](const Frame& fr) { return fr.install || fr.name == key; });
     const Frame* decider = found == f.frames.rend() ? nullptr : &*found;
-    if (decider != nullptr && decider->install) return {"FL-3.5", {decider->line}};  // [FL-3.5]
+    if (decider != nullptr && decider->install) {
+      // [FL-3.1] a snapshot captured after a restore that did not end its binding
+      if (seen && !decider->captured_by.empty()) {
+        if (const std::size_t r = leaked(decider->captured_by, key, *seen, decider->captured)) return leak(r, e);
+      }
+      return {"FL-3.5", {decider->line}, std::nullopt};  // [FL-3.5]
+    }
     const auto holds = [&](const Env& env) {
       const auto it = env.find(key);
       return seen ? (it != env.end() && it->second == *seen) : it == env.end();
     };
     for (const auto& [env, line] : f.uninstalled) {  // [FL-3.6] a snapshot outlived its run
-      if (seen && holds(env)) return {"FL-3.6", {line}};
+      if (seen && holds(env)) return {"FL-3.6", {line}, std::nullopt};
     }
     if (seen) {  // [FL-3.3] a value some other, non-ancestor fiber bound
       for (const auto& b : binds_[key].list) {
         if (b.fiber != e.fiber && b.value == *seen && !is_ancestor(b.fiber, e.fiber)) {
-          return {"FL-3.3", {b.line}};
+          return {"FL-3.3", {b.line}, std::nullopt};
         }
       }
-      const auto r = f.restored.find(key);  // [FL-3.1] a restored binding still seen
-      if (r != f.restored.end()) {
-        for (const auto& [v, line] : r->second.list) {
-          if (v == *seen) return {"FL-3.1", {line}};
-        }
-      }
+      // [FL-3.1] a restored binding still seen, on this fiber or inherited
+      // from an ancestor's restore before the spawn
+      if (const std::size_t r = leaked(e.fiber, key, *seen, e.line)) return leak(r, e);
     }
-    if (decider != nullptr) return {"FL-3.1", {decider->line}};  // [FL-3.1] innermost bind
-    if (f.spawn == 0) return {"FL-3.1", {}};                      // a root fiber starts unbound
-    return {f.structured ? "FL-3.2" : "FL-3.4", {f.spawn}};      // [FL-3.2] / [FL-3.4]
+    if (decider != nullptr) return {"FL-3.1", {decider->line}, std::nullopt};  // [FL-3.1] innermost bind
+    if (f.spawn == 0) return {"FL-3.1", {}, std::nullopt};                      // a root fiber starts unbound
+    return {f.structured ? "FL-3.2" : "FL-3.4", {f.spawn}, std::nullopt};      // [FL-3.2] / [FL-3.4]
   }
 
   bool is_ancestor(const std::string& maybe, const std::string& fiber) const {
@@ -237,7 +313,8 @@ class FiberLocalChecker : public Checker {
 
   Report& r_;
   std::unordered_map<std::string, Fiber> fibers_;  // never iterated in order
-  std::map<std::string, Env> snapshots_;
+  std::map<std::string, Snapshot> snapshots_;
+  std::map<std::size_t, Cause> leak_roots_;  // restore line -> the first read of its leaked binding (one per violation)
   struct Bind {
     std::string fiber;
     Value value;

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -28,16 +29,20 @@ struct Report {
   std::vector<std::pair<std::string, std::string>> open_turns;
 
   // An unsettled thing found at `end`, reported unless it belongs to a hang:
-  // `fiber` set: a turn running on that fiber; `scope` set: queued behind a turn.
+  // `fiber` set: it waits on that fiber (a turn running on it when
+  // `open_turn`); `scope` set: queued behind a turn.
   struct Unsettled {
     Violation violation;
     std::string fiber;
     std::string scope;
+    bool open_turn = false;
   };
   std::vector<Unsettled> unsettled;
 
-  void add(std::string rule, std::vector<std::size_t> lines, std::string message) {
-    violations.push_back(Violation{std::move(rule), std::move(lines), std::move(message), false});
+  void add(std::string rule, std::vector<std::size_t> lines, std::string message,
+           std::optional<Cause> cause = std::nullopt) {
+    violations.push_back(
+        Violation{std::move(rule), std::move(lines), std::move(message), false, std::move(cause)});
   }
 };
 

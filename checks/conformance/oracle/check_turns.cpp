@@ -30,7 +30,17 @@
 //
 // A `turn.reentry` is a serial call ([TURN-5.2]); a violation of TURN-2.x or
 // TURN-3.1 involving one is reported as TURN-5.2.
+//
+// Also: a turn lasts until its result settles, so it does not end while its
+// body still awaits a call ([TURN-1.1]); an interleaved call waits for no
+// serial turn and no serial call waits for an interleaved turn ([TURN-3.2],
+// judged at `end` on what never started); a turn is reported slow at most once
+// and only once started ([TURN-4.2]); the counters a runtime reports in
+// `turn.counters` match the calls, starts, ends and slow reports of the trace
+// ([TURN-2.3]); every call of a method on an activation has the same mode
+// ([TURN-3.3]); and no await begins inside a lane turn ([LANE-8.10]).
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <set>
@@ -57,7 +67,7 @@ struct Call {
   std::string act, id, fiber, start_fiber;
   bool serial = true;
   bool reentry = false;
-  std::size_t line = 0, refused = 0, start = 0, end = 0;
+  std::size_t line = 0, refused = 0, start = 0, end = 0, slow = 0;
   std::vector<Await*> waits;       // live edges out of this call's turn
   std::vector<Await*> awaited_by;  // live edges into this call
 };
@@ -65,6 +75,9 @@ struct Call {
 struct Activation {
   std::deque<Call*> queue;  // serial calls not yet started or refused, in call order
   std::vector<Call*> open_serial;
+  std::vector<Call*> open_interleaved;
+  // [TURN-2.3] what the trace says the activation's counters are
+  std::int64_t running = 0, completed = 0, slow = 0;
 };
 
 // One hop of a cycle: `node` waits for the next hop's node, behind it in its
@@ -106,6 +119,7 @@ class TurnChecker {
     if (e.ev == "lane.turn_end") return leave_lane(e.fiber);
     if (e.ev.rfind("turn.", 0) != 0) return;
     const std::string& act = e.str("act");
+    if (e.ev == "turn.counters") return counters(e, act);
     if (e.ev == "turn.task_start") {
       tasks_[act].push_back(e.str("task"));
       return;
@@ -125,30 +139,120 @@ class TurnChecker {
     if (e.ev == "turn.end") return end(e, c);
     if (e.ev == "turn.await") return await(e, c);
     if (e.ev == "turn.await_refused") return await_refused(e, c);
+    if (e.ev == "turn.slow") return slow(e, c);
   }
 
   void at_end(const Event& end) {
     stuck_at_end(end);
+    lanes_waited_at_end(end);
     for (auto& [key, c] : calls_) {
       const std::string scope = "act:" + c.act;
       if (c.refused != 0) continue;
       if (c.start == 0) {  // [TURN-2.1] every call starts (a refused await does not cancel it)
-        if (stuck_.count(&c) != 0) continue;  // queued in a reported hang
+        if (stuck_.count(&c) != 0 || waited_.count(&c) != 0) continue;  // part of a reported hang
         r_.unsettled.push_back({{c.reentry ? "TURN-5.2" : "TURN-2.1", {c.line, end.line},
                                  "call " + q(c.id) + " on activation " + q(c.act) +
-                                     " never started its turn before `end`", false},
+                                     " never started its turn before `end`", false, cause_of(&c)},
                                 "", scope});
       } else if (c.end == 0) {  // [TURN-2.1] every started turn ends
         r_.unsettled.push_back({{c.reentry ? "TURN-5.2" : "TURN-2.1", {c.start, end.line},
                                  "turn of call " + q(c.id) + " on activation " + q(c.act) +
-                                     " never ended before `end`", false},
-                                c.start_fiber, ""});
+                                     " never ended before `end`", false, cause_of(&c)},
+                                c.start_fiber, "", true});
         if (c.serial) r_.open_turns.emplace_back(scope, c.start_fiber);
       }
     }
   }
 
  private:
+  // [TURN-3.2] at `end`: a call that never started although an open turn of
+  // its own activation awaits it, where the lanes say it must not wait for
+  // that turn: an interleaved call awaited by the serial turn (it starts at
+  // once), or the next serial call awaited by an interleaved turn while no
+  // serial turn is open (no serial turn waits for an interleaved one). That
+  // is a hang the wait-for relation of [TURN-7.1] does not have; the awaiting
+  // turn, and what is queued behind the call, are its consequences.
+  void lanes_waited_at_end(const Event& end) {
+    for (auto& [key, c] : calls_) {
+      if (c.refused != 0 || c.start != 0 || stuck_.count(&c) != 0) continue;
+      const Activation& a = activations_[c.act];
+      for (const Await* w : c.awaited_by) {
+        const Call* holder = w->waiter;
+        if (holder == nullptr || holder->act != c.act || holder->start == 0 || holder->end != 0) continue;
+        const bool interleaved_behind_serial = !c.serial && holder->serial;
+        const bool serial_behind_interleaved = c.serial && !holder->serial && a.open_serial.empty() &&
+                                               !a.queue.empty() && a.queue.front() == &c;
+        if (!interleaved_behind_serial && !serial_behind_interleaved) continue;
+        const Cause root{"TURN-3.2", {c.line, holder->start, w->line, end.line}};
+        r_.unsettled.push_back(
+            {{"TURN-3.2", root.lines,
+              std::string(c.serial ? "serial" : "interleaved") + " call " + q(c.id) + " on activation " +
+                  q(c.act) + " never started while " + (holder->serial ? "serial" : "interleaved") +
+                  " turn " + q(holder->id) + " awaited it: " +
+                  (c.serial ? "no serial turn waits for an interleaved one"
+                            : "an interleaved call starts at once, without waiting for the serial turn"),
+              false},
+             "", ""});
+        waited_.insert(&c);
+        consequence_.emplace(holder, root);
+        if (c.serial) {
+          for (const Call* behind : a.queue)
+            if (behind != &c) consequence_.emplace(behind, root);
+        }
+        break;
+      }
+    }
+  }
+
+  std::optional<Cause> cause_of(const Call* c) const {
+    const auto it = consequence_.find(c);
+    if (it == consequence_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // [TURN-4.2] a turn is reported slow at most once, and only once it started.
+  // (A report may follow its `turn.end`: check_slow_turns() decides under the
+  // activation's lock and reports after releasing it.)
+  void slow(const Event& e, Call& c) {
+    ++activations_[c.act].slow;
+    if (c.slow != 0) {
+      r_.add("TURN-4.2", {c.slow, e.line},
+             "turn of call " + q(c.id) + " on activation " + q(c.act) +
+                 " was reported slow twice; a slow turn is reported exactly once");
+      return;
+    }
+    c.slow = e.line;
+    if (c.start == 0) {
+      r_.add("TURN-4.2", {c.line, e.line},
+             "call " + q(c.id) + " on activation " + q(c.act) +
+                 " was reported slow before its turn started");
+    }
+  }
+
+  // [TURN-2.3] the counters the runtime reports are the trace's own: queued =
+  // serial calls made whose turns have not started, running = turns started
+  // and not settled, completed = turns settled, slow = slow reports.
+  void counters(const Event& e, const std::string& act) {
+    const Activation& a = activations_[act];
+    const std::int64_t queued = static_cast<std::int64_t>(a.queue.size());
+    std::string wrong;
+    const auto compare = [&](const char* field, std::int64_t derived) {
+      if (!e.has(field)) return;
+      const Value& reported = e.value(field);  // an integer (validated)
+      if (reported != Value(derived))
+        wrong += std::string(wrong.empty() ? "" : ", ") + field + " " + show_value(reported) +
+                 " (the trace says " + std::to_string(derived) + ")";
+    };
+    compare("queued", queued);
+    compare("running", a.running);
+    compare("completed", a.completed);
+    compare("slow", a.slow);
+    if (!wrong.empty()) {
+      r_.add("TURN-2.3", {e.line},
+             "activation " + q(act) + " reported counters that disagree with its calls and turns: " + wrong);
+    }
+  }
+
   // ------------------------------------------------------------- positions
   void spawn(const Event& e) {
     if (!e.flag("structured")) return;  // a handoff is part of no turn
@@ -161,6 +265,7 @@ class TurnChecker {
     auto& pos = position_[fiber];
     const auto it = std::find(pos.rbegin(), pos.rend(), nullptr);
     if (it != pos.rend()) pos.erase(std::next(it).base());
+    if (pos.empty()) position_.erase(fiber);
   }
 
   // The turn that code on `fiber` is part of now, or null.
@@ -186,6 +291,16 @@ class TurnChecker {
     c.line = e.line;
     c.reentry = reentry;
     c.serial = reentry || e.str("mode") == "serial";  // [TURN-5.2] a re-entry is serial
+    if (!reentry) {  // [TURN-3.3] the activation or the method chooses the lane, never the caller
+      const auto [it, first] = modes_.try_emplace(act + '\n' + e.str("method"), c.serial, e.line);
+      if (!first && it->second.first != c.serial) {
+        r_.add("TURN-3.3", {it->second.second, e.line},
+               "call " + q(id) + " of method " + q(e.str("method")) + " on activation " + q(act) +
+                   " was made " + (c.serial ? "serial" : "interleaved") + " but an earlier call of the "
+                   "same method was " + (c.serial ? "interleaved" : "serial") + "; every caller of a "
+                   "method gets the same lane");
+      }
+    }
     if (reentry) {
       const auto& started = tasks_[act];
       if (std::find(started.begin(), started.end(), e.str("task")) == started.end()) {
@@ -221,8 +336,12 @@ class TurnChecker {
     c.start = e.line;
     c.start_fiber = e.fiber;
     position_[e.fiber].push_back(&c);
-    if (!c.serial) return;  // an interleaved turn waits for nothing ([TURN-3.2])
     Activation& a = activations_[c.act];
+    ++a.running;
+    if (!c.serial) {  // an interleaved turn waits for nothing ([TURN-3.2])
+      a.open_interleaved.push_back(&c);
+      return;
+    }
     if (!a.open_serial.empty()) {  // [TURN-3.1] one serial turn at a time
       const Call& other = *a.open_serial.back();
       r_.add(c.reentry || other.reentry ? "TURN-5.2" : "TURN-3.1", {other.start, e.line},
@@ -246,11 +365,26 @@ class TurnChecker {
                  (c.end != 0 ? " ended twice" : " ended without having started"));
       return;
     }
+    if (!c.waits.empty()) {  // [TURN-1.1] a turn lasts until its result settles
+      std::vector<std::size_t> lines{c.start, e.line};
+      for (const Await* w : c.waits) lines.push_back(w->line);
+      r_.add("TURN-1.1", lines,
+             "turn of call " + q(c.id) + " on activation " + q(c.act) +
+                 " ended while its body was still awaiting call " + q(c.waits.front()->target->id) +
+                 " on " + q(c.waits.front()->target->act) + "; a turn ends when its result settles, "
+                 "not at its first await");
+    }
     c.end = e.line;
     auto& pos = position_[c.start_fiber];
     pos.erase(std::remove(pos.begin(), pos.end(), &c), pos.end());
-    auto& open = activations_[c.act].open_serial;
+    if (pos.empty()) position_.erase(c.start_fiber);  // state for what is open only
+    Activation& act = activations_[c.act];
+    --act.running;
+    ++act.completed;
+    auto& open = act.open_serial;
     open.erase(std::remove(open.begin(), open.end(), &c), open.end());
+    auto& inter = act.open_interleaved;
+    inter.erase(std::remove(inter.begin(), inter.end(), &c), inter.end());
     // The awaits of this call are over: their waiters resume after this event.
     for (Await* a : c.awaited_by) {
       a->edge = false;
@@ -267,6 +401,14 @@ class TurnChecker {
 
   // ---------------------------------------------------------------- awaits
   void await(const Event& e, Call& c) {
+    if (const auto p = position_.find(e.fiber);
+        p != position_.end() && std::find(p->second.begin(), p->second.end(), nullptr) != p->second.end()) {
+      // [LANE-8.10] a lane turn runs to its end without waiting: an await in
+      // it would let readers outside see its changes half made.
+      r_.add("LANE-8.10", {e.line},
+             "fiber " + q(e.fiber) + " began to await call " + q(c.id) + " on activation " + q(c.act) +
+                 " inside a lane turn; a lane turn runs to its end without waiting");
+    }
     Await& a = awaits_[e.line];
     a.fiber = e.fiber;
     a.waiter = part_of(e.fiber);
@@ -447,6 +589,7 @@ class TurnChecker {
   const Refusals& refusals_;
   std::map<std::string, Call> calls_;  // "act\ncall" (std::map keeps pointers stable)
   std::map<std::string, Activation> activations_;
+  std::map<std::string, std::pair<bool, std::size_t>> modes_;  // "act\nmethod" -> serial?, first call
   std::map<std::size_t, Await> awaits_;  // by the line of their `turn.await`
   // Per fiber, the turns it opened, innermost last: a call, or null for a lane turn.
   std::unordered_map<std::string, std::vector<Call*>> position_;  // never iterated in order
@@ -454,6 +597,8 @@ class TurnChecker {
   std::map<std::string, std::vector<std::string>> tasks_;  // started tasks per activation
   std::set<std::set<const Call*>> reported_;  // cycles already reported
   std::set<const Call*> stuck_;               // at `end`: calls in or behind an open cycle
+  std::set<const Call*> waited_;              // at `end`: calls reported under TURN-3.2
+  std::map<const Call*, Cause> consequence_;  // at `end`: what follows from a TURN-3.2 violation
 };
 
 // Feeds TurnChecker in one pass. A `turn.await` that may become a wait edge

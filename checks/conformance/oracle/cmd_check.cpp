@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "oracle/check.hpp"
@@ -135,13 +136,10 @@ int cmd_check(Args args) {
       else checked = check_stream(file, input, s);
     }
     if (checked.error) {
-      o.error = std::move(checked.error);
+      o.error = std::move(checked.error);  // unusable, or checked against another scenario
     } else {
       o.violations = std::move(checked.violations);
-      for (auto& v : o.violations) {
-        v.known = known.count(v.rule) != 0;
-        ++(v.known ? o.known_failures : o.new_failures);
-      }
+      std::tie(o.new_failures, o.known_failures) = mark_known(o.violations, known);
     }
     outcomes.push_back(std::move(o));
   }
@@ -181,7 +179,8 @@ int cmd_check(Args args) {
       continue;
     }
     for (const auto& v : o.violations) {  // [TRACE-4.2] rule, lines, one sentence
-      if (!v.known) std::cout << o.source << ':' << to_string(v) << '\n';
+      // "FILE:LINES: [RULE] ..." or, with no lines, "FILE: [RULE] ..."
+      if (!v.known) std::cout << o.source << (v.lines.empty() ? ": " : ":") << to_string(v) << '\n';
     }
     for (const auto& v : o.violations) {
       if (v.known) std::cout << o.source << ": known failure: " << to_string(v) << '\n';

@@ -98,6 +98,26 @@ class Runner {
     return live_ == 0;
   }
 
+  // [TURN-2.3] each activation's counters, read once the run is quiescent
+  // (nothing runs, so they agree with the trace up to here).
+  void trace_counters() const {
+    for (const auto& [id, act] : acts_) {
+      TraceEvent e("turn.counters");
+      e.str("act", id);
+      const auto count = [&e](const char* field, std::uint64_t n) {
+        TraceValue v;
+        v.kind = TraceValue::Kind::integer;
+        v.integer = static_cast<std::int64_t>(n);
+        e.value(field, v);
+      };
+      count("queued", act->queued());
+      count("running", act->running());
+      count("completed", act->turns_completed());
+      count("slow", act->slow_turns());
+      trace::emit(e);
+    }
+  }
+
  private:
   struct Ctx {
     TurnContext<int>* turn = nullptr;  // inside an activation turn
@@ -401,8 +421,9 @@ std::string run_scenario(const Scenario& scenario, const RunOptions& options) {
       else if (options.schedule_seed) pick = splitmix(rng) % n;          // then seeded choices
       sched.run_next(pick);
     }
-    set_trace_sink(previous);
     quiescent = runner->all_done();
+    if (quiescent) runner->trace_counters();
+    set_trace_sink(previous);
     if (!quiescent) park(std::move(runner));  // a fiber never finished: its objects stay alive
   } else {
     auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(options.threads));
@@ -412,6 +433,7 @@ std::string run_scenario(const Scenario& scenario, const RunOptions& options) {
     quiescent = runner->wait_all(std::chrono::seconds(30));
     if (quiescent) {
       pool.reset();  // runs whatever is still queued (posted turns), then joins
+      runner->trace_counters();
       set_trace_sink(previous);
     } else {  // a hang: the carriers still use these objects; leave them alive
       set_trace_sink(previous);

@@ -1,8 +1,10 @@
 // oracle/scenario.cpp: parse_scenario (spec/trace-format.md section 2) and
 // check_expectations (each op's `expect`, reported under its `rule`).
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -170,24 +172,40 @@ std::string text_or_unknown(const Event& e, const char* field) {
 // built as the trace streams by. Only events the scenario's ops can look up
 // are kept (the names below), so its size is bounded by the scenario's.
 struct Index {
-  std::map<std::string, const Event*> submit, answer, resumed;  // lane: by item
+  std::map<std::string, const Event*> submit, answer, resumed, turn_start;  // lane: by item
   std::map<std::string, const Event*> read;                     // by op
   std::map<std::string, const Event*> call;                     // turn.call by op, reentry by call
   std::map<std::string, const Event*> call_answer;              // refused / end by call
   std::map<std::string, const Event*> await_refused;            // turn.await_refused by call
   std::set<std::string> drained;                                // lanes
+  std::size_t end_line = 0;
+  // What the trace checks found (set for the duration of a finish()).
+  mutable const std::vector<Violation>* trace_violations = nullptr;
+
+  // The first trace violation at one of `lines`, as a cause.
+  std::optional<Cause> blamed(const std::vector<std::size_t>& lines) const {
+    if (trace_violations == nullptr) return std::nullopt;
+    for (const auto& v : *trace_violations)
+      for (const auto line : lines)
+        if (std::find(v.lines.begin(), v.lines.end(), line) != v.lines.end()) return Cause{v.rule, v.lines};
+    return std::nullopt;
+  }
 
   explicit Index(const json& doc) {
     for (const auto& f : doc["fibers"]) name_ops(f["ops"]);
   }
 
   void add(const Event& e) {
+    end_line = e.line;
     auto s = [&](const char* f) { return e.text(f); };
     if (e.ev == "lane.submit" || e.ev == "lane.accepted" || e.ev == "lane.refused" ||
-        e.ev == "lane.resumed") {
+        e.ev == "lane.resumed" || e.ev == "lane.turn_start") {
       std::string k = s("lane") + "\n" + s("item");
       if (items_.count(k) == 0) return;
-      auto& m = e.ev == "lane.submit" ? submit : e.ev == "lane.resumed" ? resumed : answer;
+      auto& m = e.ev == "lane.submit"       ? submit
+                : e.ev == "lane.resumed"    ? resumed
+                : e.ev == "lane.turn_start" ? turn_start
+                                            : answer;
       if (m.count(k) == 0) m.emplace(std::move(k), keep(e));
     } else if (e.ev == "lane.drained") {
       if (close_lanes_.count(s("lane")) != 0) drained.insert(s("lane"));
@@ -239,6 +257,14 @@ struct Outcome {
   json value;                      // the outcome string, or a read's value
   std::vector<std::size_t> lines;  // the events it came from
   bool body_ran = false;           // the op's body was executed
+  std::size_t lost_body = 0;       // accepted (at this line) but its turn never started
+};
+
+// Why the ops of a body left nothing in the trace: the enclosing op's lines,
+// and the violation they follow from when the body never ran.
+struct Enclosing {
+  std::vector<std::size_t> lines;
+  std::optional<Cause> cause;
 };
 
 Outcome outcome_of(const json& op, const Index& ix) {
@@ -260,7 +286,12 @@ Outcome outcome_of(const json& op, const Index& ix) {
       o.value = "refused:" + (r.empty() ? std::string("?") : r);
       return o;
     }
-    o.body_ran = true;
+    // [LANE-8.1] an accepted item's body runs in its turn: without a
+    // `lane.turn_start` it never ran (the trace checks report the item).
+    const auto start = ix.turn_start.find(k);
+    o.body_ran = start != ix.turn_start.end();
+    if (o.body_ran) add(start->second);
+    else o.lost_body = ans->second->line;
     if (what == "post") {
       o.found = true;
       o.value = "accepted";
@@ -326,42 +357,64 @@ Outcome outcome_of(const json& op, const Index& ix) {
   return o;
 }
 
-void check_list(const json& ops, const Index& ix, std::vector<Violation>& out);
+void check_list(const json& ops, const Index& ix, const Enclosing& in, std::vector<Violation>& out);
 
-void check_op(const json& op, const Index& ix, std::vector<Violation>& out) {
-  const Outcome o = outcome_of(op, ix);
+void check_op(const json& op, const Index& ix, const Enclosing& in, std::vector<Violation>& out) {
+  const Outcome o = in.cause ? Outcome{} : outcome_of(op, ix);
   const std::string id = op["id"].get<std::string>();
   if (op.contains("expect")) {
     const std::string rule = op.contains("rule") ? op["rule"].get<std::string>() : "TRACE-2.1";
-    if (!o.found) {
-      out.push_back(Violation{rule, o.lines,
+    if (in.cause) {  // its body never ran: a consequence, at the enclosing op's lines
+      out.push_back(Violation{rule, in.lines,
+                              "operation '" + id + "' (" + op["do"].get<std::string>() +
+                                  ") left no outcome in the trace because the body it is in never "
+                                  "ran; expected one of " + op["expect"].dump(),
+                              false, in.cause});
+    } else if (!o.found) {
+      // Where it is missing: its own events, else the enclosing op's, else `end`.
+      std::vector<std::size_t> lines = !o.lines.empty() ? o.lines : in.lines;
+      if (lines.empty()) lines.push_back(ix.end_line);
+      out.push_back(Violation{rule, lines,
                               "operation '" + id + "' (" + op["do"].get<std::string>() +
                                   ") left no outcome in the trace; expected one of " +
                                   op["expect"].dump(),
-                              false});
+                              false, ix.blamed(o.lines)});
     } else {
       bool ok = false;
       for (const auto& x : op["expect"]) ok = ok || x == o.value;
+      // An outcome read from an event a trace check already reports: that
+      // check found the cause, the expectation repeats it.
       if (!ok)
         out.push_back(Violation{rule, o.lines,
                                 "operation '" + id + "' (" + op["do"].get<std::string>() +
                                     ") had outcome " + o.value.dump() + ", not one of " +
                                     op["expect"].dump(),
-                                false});
+                                false, ix.blamed({o.lines.empty() ? 0 : o.lines.back()})});
     }
   }
-  // A refused op's body never ran; one whose outcome is missing is already reported.
-  if (op.contains("body") && o.body_ran) check_list(op["body"], ix, out);
+  if (!op.contains("body")) return;
+  if (in.cause) return check_list(op["body"], ix, in, out);
+  // A refused op's body never ran; one whose outcome is missing is already
+  // reported. An accepted item whose turn never started: its body's ops are
+  // consequences of that (reported by the trace checks under [LANE-8.1]).
+  if (o.body_ran) {
+    check_list(op["body"], ix, Enclosing{o.lines, std::nullopt}, out);
+  } else if (o.lost_body != 0) {
+    // The root: the trace violation that reports the item (else its acceptance).
+    const Cause root = ix.blamed({o.lost_body}).value_or(Cause{"LANE-8.1", {o.lost_body}});
+    check_list(op["body"], ix, Enclosing{o.lines, root}, out);
+  }
 }
 
-void check_list(const json& ops, const Index& ix, std::vector<Violation>& out) {
+void check_list(const json& ops, const Index& ix, const Enclosing& in, std::vector<Violation>& out) {
   for (const auto& op : ops) {
     if (op["do"] == "throw") return;  // the rest of this body never runs
-    check_op(op, ix, out);
+    check_op(op, ix, in, out);
   }
 }
 
 }  // namespace
+
 
 std::variant<Scenario, InputError> parse_scenario(const nlohmann::json& doc, std::string source) {
   try {
@@ -388,9 +441,12 @@ void ExpectationChecker::on_event(const Event& e) { state_->index.add(e); }
 
 std::size_t ExpectationChecker::retained() const { return state_->index.size(); }
 
-std::vector<Violation> ExpectationChecker::finish() const {
+std::vector<Violation> ExpectationChecker::finish(const std::vector<Violation>* trace_violations) const {
   std::vector<Violation> out;
-  for (const auto& f : state_->scenario.doc["fibers"]) check_list(f["ops"], state_->index, out);
+  const Index& ix = state_->index;
+  ix.trace_violations = trace_violations;
+  for (const auto& f : state_->scenario.doc["fibers"]) check_list(f["ops"], ix, Enclosing{}, out);
+  ix.trace_violations = nullptr;
   return out;
 }
 
@@ -398,6 +454,34 @@ std::vector<Violation> check_expectations(const Scenario& scenario, const Trace&
   ExpectationChecker checker(scenario);
   for (const Event& e : trace.events) checker.on_event(e);
   return checker.finish();
+}
+
+std::optional<InputError> scenario_mismatch(const Scenario& scenario,
+                                            const std::optional<std::string>& trace_scenario,
+                                            const std::string& source) {
+  if (!trace_scenario || *trace_scenario == scenario.id) return std::nullopt;
+  return InputError{source, 1, "scenario",
+                    "the trace executes scenario '" + *trace_scenario +
+                        "' but is checked against scenario '" + scenario.id + "'"};
+}
+
+std::optional<InputError> scenario_mismatch(const Scenario& scenario, const Trace& trace) {
+  return scenario_mismatch(scenario, trace.scenario, trace.source);
+}
+
+std::vector<Violation> check_with_scenario(const Trace& trace, const Scenario* scenario) {
+  TraceChecker checker;
+  std::unique_ptr<ExpectationChecker> expectations;
+  if (scenario != nullptr) expectations = std::make_unique<ExpectationChecker>(*scenario);
+  for (const Event& e : trace.events) {
+    checker.on_event(e);
+    if (expectations) expectations->on_event(e);
+  }
+  std::vector<Violation> out = checker.finish();
+  if (!expectations) return out;
+  std::vector<Violation> more = expectations->finish(&out);
+  out.insert(out.end(), more.begin(), more.end());
+  return out;
 }
 
 }  // namespace turnstile::oracle

@@ -76,7 +76,11 @@ json check(const json& req) {
       if (!k.is_string()) throw RequestError{"bad-request", "field 'known_failures': rule IDs are strings"};
       std::string id = k.get<std::string>();
       if (id.size() > 2 && id.front() == '[' && id.back() == ']') id = id.substr(1, id.size() - 2);
-      known.insert(id);
+      // As `check --known-failures`: an ID that is no rule is not silently ignored.
+      const RuleText* rule = find_rule(id);
+      if (rule == nullptr)
+        throw RequestError{"bad-request", "field 'known_failures': unknown rule ID '" + id + "'"};
+      known.insert(std::string(rule->id));
     }
   }
   std::optional<Scenario> scenario;
@@ -92,20 +96,15 @@ json check(const json& req) {
   // One pass over the request's trace text: no copy of it, no event kept.
   StreamResult checked = check_stream_text(req["trace"].get_ref<const std::string&>(), "<request>",
                                            scenario ? &*scenario : nullptr);
-  if (checked.error) throw RequestError{"unusable-trace", checked.error->to_string()};
-  std::vector<Violation> violations = std::move(checked.violations);
-  std::size_t fresh = 0, old = 0;
-  json list = json::array();
-  for (auto& v : violations) {
-    v.known = known.count(v.rule) != 0;
-    (v.known ? old : fresh) += 1;
-    json j = to_json(v);
-    j["rule"] = v.rule;
-    j["lines"] = v.lines;
-    j["message"] = v.message;
-    j["known"] = v.known;
-    list.push_back(std::move(j));
+  if (checked.error) {
+    // A trace of another scenario is a bad request; any other error an unusable trace.
+    if (checked.wrong_scenario) throw RequestError{"bad-request", checked.error->to_string()};
+    throw RequestError{"unusable-trace", checked.error->to_string()};
   }
+  std::vector<Violation> violations = std::move(checked.violations);
+  const auto [fresh, old] = mark_known(violations, known);
+  json list = json::array();
+  for (const auto& v : violations) list.push_back(to_json(v));
   return json{{"verdict", fresh == 0 ? "pass" : "fail"}, {"violations", list},
               {"new_failures", fresh}, {"known_failures", old}};
 }

@@ -4,9 +4,10 @@
 // line (read_trace) and feeding it to a TraceChecker and, given a scenario, an
 // ExpectationChecker, so memory is bounded by what is open in the trace (and
 // the scenario's size), never by the trace's length. The result is the one of
-// parse_trace() + check_trace() + check_expectations(): the same error for
-// unusable input (then no violations), else the same violations in the same
-// order (the trace's own first, then the scenario's).
+// parse_trace() + scenario_mismatch() + check_with_scenario(): the same error
+// for unusable input (a bad line, else a trace of another scenario; then no
+// violations), else the same violations in the same order (the trace's own
+// first, then the scenario's, consequences marked).
 // Thread safety: pure functions; no shared state.
 #pragma once
 
@@ -24,6 +25,7 @@ namespace turnstile::oracle {
 
 struct StreamResult {
   std::optional<InputError> error;    // set: the input is unusable
+  bool wrong_scenario = false;        // `error` is that the trace names another scenario
   std::vector<Violation> violations;  // empty when `error` is set
 };
 

@@ -64,10 +64,15 @@ const std::vector<EventSpec>& event_specs() {
        {{"act", K::kId, true, {}}, {"task", K::kId, true, {}}, {"call", K::kId, false, {}}}},
       {"turn.reentry", true,
        {{"act", K::kId, true, {}}, {"call", K::kId, true, {}}, {"task", K::kId, true, {}}}},
-      // [TURN-4.2] a slow-turn report: informational, checked for its fields only
+      // [TURN-4.2] a slow-turn report: at most once per turn, once it started
       {"turn.slow", true,
        {{"act", K::kId, true, {}}, {"call", K::kId, true, {}},
         {"by", K::kEnum, true, {"watchdog", "check", "settle"}}}},
+      // [TURN-2.3] the activation's counters as the runtime reports them
+      {"turn.counters", true,
+       {{"act", K::kId, true, {}}, {"queued", K::kInteger, true, {}},
+        {"running", K::kInteger, true, {}}, {"completed", K::kInteger, false, {}},
+        {"slow", K::kInteger, false, {}}}},
   };
   return specs;
 }

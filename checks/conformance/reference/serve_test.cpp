@@ -165,6 +165,37 @@ TEST(Serve, KnownFailuresAreReportedApart) {
   for (const auto& v : second.responses[0]["violations"]) EXPECT_EQ(v["known"], true);
 }
 
+// Issue 14, findings 4 and 5: a known-failures list naming no rule is a bad
+// request (as `check --known-failures` exits 2: not silently ignored), and so
+// is a trace checked against a scenario other than the one its header names.
+// The session goes on after both.
+// spec: [TRACE-3.1] [TRACE-4.1]
+TEST(Serve, UnknownKnownFailureAndScenarioMismatchAreBadRequests) {
+  json scenario;
+  const std::string trace = reference_trace(&scenario);
+  const json typo{{"id", 1}, {"method", "check"}, {"trace", trace}, {"known_failures", {"LANE-55.1"}}};
+  json other = scenario;
+  other["scenario"] = "another-scenario";
+  const json mismatch{{"id", 2}, {"method", "check"}, {"trace", trace}, {"scenario", other}};
+  const json fine{{"id", 3}, {"method", "check"}, {"trace", trace}, {"scenario", scenario},
+                  {"known_failures", {"[LANE-5.1]"}}};
+  const Session s = serve({typo.dump(), mismatch.dump(), fine.dump()});
+  ASSERT_EQ(s.responses.size(), 3u);
+  EXPECT_EQ(s.responses[0]["ok"], false) << s.responses[0].dump();
+  EXPECT_EQ(s.responses[0]["error"]["code"], "bad-request");
+  EXPECT_NE(s.responses[0]["error"]["message"].get<std::string>().find("unknown rule ID 'LANE-55.1'"),
+            std::string::npos);
+  EXPECT_EQ(s.responses[1]["ok"], false) << s.responses[1].dump();
+  EXPECT_EQ(s.responses[1]["error"]["code"], "bad-request");
+  EXPECT_NE(s.responses[1]["error"]["message"].get<std::string>().find(
+                ":1: field 'scenario': the trace executes scenario '" + scenario["scenario"].get<std::string>() +
+                "' but is checked against scenario 'another-scenario'"),
+            std::string::npos)
+      << s.responses[1].dump();
+  EXPECT_EQ(s.responses[2]["ok"], true) << s.responses[2].dump();
+  EXPECT_EQ(s.responses[2]["verdict"], "pass");
+}
+
 // spec: [TRACE-3.1]
 TEST(Serve, ExplainNamesTheRule) {
   const Session s = serve({R"({"id": 1, "method": "explain", "rule": "LANE-5.2"})",

@@ -173,6 +173,46 @@ TEST(OracleCli, StdinAndUsage) {
   EXPECT_EQ(oracle({"check", "--scenario", (temp_dir() / "none.json").string(), good("turns-task-reentry")}).exit_code, 2);
 }
 
+// Issue 14, finding 5: a trace checked against a scenario other than the one
+// its header names is unusable (exit 2, line 1, field `scenario`); a header
+// that names the scenario, or none, is checked.
+// spec: [TRACE-4.1] [TRACE-2.2]
+TEST(OracleCli, TraceOfAnotherScenarioIsUnusable) {
+  const std::string scenario = (corpus_dir() / "bad" / "LANE-8.1.body-never-ran.scenario.json").string();
+  const std::string own = bad("LANE-8.1.body-never-ran");
+  std::string text = read_file(own);
+  text.replace(text.find("\"body-never-ran\""), 16, "\"another-one\"");
+  const std::string other = write_temp("other.jsonl", text);
+  const OracleRun r = oracle({"check", "--scenario", scenario, other, own});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, other + ":1: field 'scenario': the trace executes scenario 'another-one' "
+                                      "but is checked against scenario 'body-never-ran'")) << r.err;
+  EXPECT_TRUE(contains(r.out, own + ":3,4: [LANE-8.1] ")) << r.out;  // the other input is still checked
+  EXPECT_EQ(oracle({"check", "--scenario", scenario, own}).exit_code, 1);
+}
+
+// Issue 14, finding 8: an op that left no outcome is reported at a line (the
+// `end` marker when nothing of it is in the trace), and a violation without
+// lines prints as "FILE: [RULE] ...", never "FILE:: [RULE]".
+// spec: [TRACE-4.2]
+TEST(OracleCli, EveryViolationLineIsReadable) {
+  const std::string scenario = write_temp(
+      "close.json", R"({"scenario": "close-only", "format": 1, "contract": "lane", "lanes": ["L0"], "keys": [],)"
+                    R"( "activations": [], "fibers": [{"fiber": "f0", "ops": [)"
+                    R"({"id": "o1", "do": "close", "lane": "L0", "expect": ["ok"]}]}]})");
+  const std::string trace = write_temp("close.jsonl", R"({"seq":1,"ev":"trace","format":1,"impl":"x"})"
+                                                      "\n"
+                                                      R"({"seq":2,"ev":"end","status":"quiescent"})"
+                                                      "\n");
+  const OracleRun r = oracle({"check", "--scenario", scenario, trace});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, trace + ":2: [TRACE-2.1] operation 'o1' (close) left no outcome")) << r.out;
+  EXPECT_FALSE(contains(r.out, "::")) << r.out;
+  const Violation none{"LANE-8.1", {}, "no lines", false};
+  EXPECT_EQ(to_string(none), "[LANE-8.1] no lines");
+  EXPECT_TRUE(to_json(none)["consequence_of"].is_null());
+}
+
 // spec: [TRACE-4.2]
 TEST(OracleCli, ExplainPrintsTheRule) {
   const OracleRun r = oracle({"explain", "LANE-5.2"});

@@ -1,11 +1,15 @@
 // tests/corpus_test.cpp: the hand-written trace corpus (../corpus).
 //
 // corpus/bad/<RULE-ID>.<slug>.jsonl must each break exactly that rule: every
-// violation the checker reports for it names RULE-ID, and there is at least one.
+// violation the checker reports for it names RULE-ID, or is a consequence of
+// one that does (`consequence_of`), and there is at least one. A
+// <name>.scenario.json beside a trace is the scenario it executes: its
+// `expect`s are checked too (check_with_scenario).
 // corpus/good/*.jsonl (tricky legal traces among them) must pass every check.
 #include <map>
 
 #include "corpus_support.hpp"
+#include "oracle/scenario.hpp"
 
 namespace turnstile::oracle::testing {
 namespace {
@@ -15,7 +19,25 @@ const std::vector<std::string> kCheckedRules = {
     "LANE-5.1", "LANE-5.2", "LANE-8.1", "LANE-5.3", "LANE-8.4", "LANE-8.7", "LANE-7.7",
     "LANE-7.4", "LANE-7.6", "LANE-5.6", "LANE-7.5", "FL-3.1",   "FL-3.2",   "FL-3.3",
     "FL-3.4",   "FL-3.5",   "FL-3.6",   "TURN-3.1", "TURN-2.2", "TURN-2.1", "TURN-7.1",
-    "TURN-5.2"};
+    "TURN-5.2", "LANE-8.5", "LANE-8.6", "LANE-8.8", "LANE-8.9", "LANE-8.10", "TURN-1.1",
+    "TURN-2.3", "TURN-3.2", "TURN-4.2", "TURN-3.3"};
+
+// The violations of a corpus trace, with its scenario's `expect`s when a
+// <name>.scenario.json sits beside it.
+std::vector<Violation> check_corpus_file(const std::filesystem::path& file, Trace* parsed = nullptr) {
+  const Trace trace = parse_corpus_file(file);
+  if (parsed != nullptr) *parsed = trace;
+  auto sidecar = file;
+  sidecar.replace_extension(".scenario.json");
+  if (!std::filesystem::exists(sidecar)) return check_trace(trace);
+  const auto doc = nlohmann::json::parse(read_file(sidecar), nullptr, false);
+  auto scenario = parse_scenario(doc, sidecar.filename().string());
+  if (auto* e = std::get_if<InputError>(&scenario)) {
+    ADD_FAILURE() << "corpus scenario is unusable: " << e->to_string();
+    return check_trace(trace);
+  }
+  return check_with_scenario(trace, &std::get<Scenario>(scenario));
+}
 
 // Every bad trace named RULE.*.jsonl is rejected under RULE and nothing else.
 void expect_bad_corpus(const std::string& rule) {
@@ -23,11 +45,13 @@ void expect_bad_corpus(const std::string& rule) {
   ASSERT_FALSE(files.empty()) << "no bad trace for " << rule << " in corpus/bad";
   for (const auto& file : files) {
     SCOPED_TRACE(file.filename().string());
-    const Trace trace = parse_corpus_file(file);
-    const auto violations = check_trace(trace);
+    Trace trace;
+    const auto violations = check_corpus_file(file, &trace);
     ASSERT_FALSE(violations.empty()) << "the bad trace passed";
     for (const auto& v : violations) {
-      EXPECT_EQ(v.rule, rule) << "unexpected violation:" << describe(violations);
+      // A consequence may name another rule; its root names this one.
+      const std::string& root = v.consequence_of ? v.consequence_of->rule : v.rule;
+      EXPECT_EQ(root, rule) << "unexpected violation:" << describe(violations);
       EXPECT_FALSE(v.lines.empty()) << to_string(v);
       EXPECT_TRUE(std::is_sorted(v.lines.begin(), v.lines.end())) << to_string(v);
       EXPECT_FALSE(v.message.empty());
@@ -42,8 +66,13 @@ void expect_bad_corpus(const std::string& rule) {
 void expect_good(const std::string& name) {
   const auto path = corpus_dir() / "good" / (name + ".jsonl");
   SCOPED_TRACE(path.filename().string());
-  const auto violations = check_trace(parse_corpus_file(path));
+  const auto violations = check_corpus_file(path);
   EXPECT_TRUE(violations.empty()) << describe(violations);
+}
+
+// The violations of bad/<name>.jsonl (with its scenario, if any).
+std::vector<Violation> bad_violations(const std::string& name) {
+  return check_corpus_file(corpus_dir() / "bad" / (name + ".jsonl"));
 }
 
 // spec: [LANE-5.1] [TRACE-5.1]
@@ -90,6 +119,104 @@ TEST(BadTraceCorpus, Turn2_1_EveryCallRunsOnce) { expect_bad_corpus("TURN-2.1");
 TEST(BadTraceCorpus, Turn7_1_CyclesRefusedAtTheAwaitOnly) { expect_bad_corpus("TURN-7.1"); }
 // spec: [TURN-5.2] [TRACE-5.1]
 TEST(BadTraceCorpus, Turn5_2_ReentryIsASerialCall) { expect_bad_corpus("TURN-5.2"); }
+
+// spec: [LANE-8.5] [TRACE-5.1]
+TEST(BadTraceCorpus, Lane8_5_LongRunningOperationEntersNormally) { expect_bad_corpus("LANE-8.5"); }
+// spec: [LANE-8.6] [TRACE-5.1]
+TEST(BadTraceCorpus, Lane8_6_CallbackRunsOutsideTheTurn) { expect_bad_corpus("LANE-8.6"); }
+// spec: [LANE-8.8] [LANE-5.8] [TRACE-5.1]
+TEST(BadTraceCorpus, Lane8_8_SubmissionAnsweredBeforeTheFiberGoesOn) { expect_bad_corpus("LANE-8.8"); }
+// spec: [LANE-8.9] [TRACE-5.1]
+TEST(BadTraceCorpus, Lane8_9_WaitingForTheLaneReturns) { expect_bad_corpus("LANE-8.9"); }
+// spec: [LANE-8.10] [TRACE-5.1]
+TEST(BadTraceCorpus, Lane8_10_LaneTurnNeverWaits) { expect_bad_corpus("LANE-8.10"); }
+// spec: [TURN-1.1] [TRACE-5.1]
+TEST(BadTraceCorpus, Turn1_1_TurnEndsWhenItsResultSettles) { expect_bad_corpus("TURN-1.1"); }
+// spec: [TURN-2.3] [TRACE-5.1]
+TEST(BadTraceCorpus, Turn2_3_CountersMatchTheTrace) { expect_bad_corpus("TURN-2.3"); }
+// spec: [TURN-3.2] [TRACE-5.1]
+TEST(BadTraceCorpus, Turn3_2_InterleavedLaneWaitsForNoSerialTurn) { expect_bad_corpus("TURN-3.2"); }
+// spec: [TURN-4.2] [TRACE-5.1]
+TEST(BadTraceCorpus, Turn4_2_SlowTurnReportedOnceWhileItRuns) { expect_bad_corpus("TURN-4.2"); }
+// spec: [TURN-3.3] [TRACE-5.1]
+TEST(BadTraceCorpus, Turn3_3_TheActivationChoosesTheLane) { expect_bad_corpus("TURN-3.3"); }
+
+// Issue 14, finding 1: an accepted item whose body never ran is reported once,
+// at its lines, under LANE-8.1; the ops of its body (and the run itself)
+// left no outcome as consequences of it, at the item's lines, not at none.
+// spec: [LANE-8.1] [TRACE-4.2]
+TEST(BadTraceCorpus, BodyThatNeverRanIsOneRootWithConsequences) {
+  const auto violations = bad_violations("LANE-8.1.body-never-ran");
+  ASSERT_EQ(violations.size(), 4u) << describe(violations);
+  EXPECT_EQ(violations[0].rule, "LANE-8.1");
+  EXPECT_FALSE(violations[0].consequence_of) << to_string(violations[0]);
+  std::set<std::string> rules;
+  for (std::size_t i = 1; i < violations.size(); ++i) {
+    const auto& v = violations[i];
+    rules.insert(v.rule);
+    ASSERT_TRUE(v.consequence_of) << to_string(v);
+    EXPECT_EQ(v.consequence_of->rule, "LANE-8.1");
+    EXPECT_EQ(v.consequence_of->lines, violations[0].lines);
+    EXPECT_EQ(v.lines, (std::vector<std::size_t>{2, 3})) << to_string(v);
+  }
+  EXPECT_EQ(rules, (std::set<std::string>{"LANE-8.1", "FL-3.2", "LANE-7.7"}));
+  const auto json = to_json(violations[1]);
+  EXPECT_EQ(json["consequence_of"]["rule"], "LANE-8.1");
+  EXPECT_NE(to_string(violations[1]).find("(consequence of [LANE-8.1] at lines 3,4)"), std::string::npos);
+}
+
+// Finding 1 for fiber-local: a binding whose `where` did not end it, seen on
+// its fiber, by a child spawned after, and through a snapshot captured after,
+// is one FL-3.1 root (the first read) and consequences, not FL-3.1..3.6.
+// spec: [FL-3.1]
+TEST(BadTraceCorpus, LeakedBindingIsOneRootWithConsequences) {
+  const auto violations = bad_violations("FL-3.1.leaked-binding-seen-everywhere");
+  ASSERT_EQ(violations.size(), 3u) << describe(violations);
+  EXPECT_EQ(violations[0].lines, (std::vector<std::size_t>{3, 4}));
+  EXPECT_FALSE(violations[0].consequence_of);
+  for (std::size_t i = 1; i < violations.size(); ++i) {
+    EXPECT_EQ(violations[i].rule, "FL-3.1");
+    ASSERT_TRUE(violations[i].consequence_of) << to_string(violations[i]);
+    EXPECT_EQ(violations[i].consequence_of->lines, (std::vector<std::size_t>{3, 4}));
+  }
+}
+
+// Finding 2: a close that never drained before a timeout is reported with what
+// was left open; a lost item it waits for is the root.
+// spec: [LANE-7.6] [LANE-8.1]
+TEST(BadTraceCorpus, CloseThatNeverDrainedIsReported) {
+  auto v = bad_violations("LANE-7.6.close-never-drained-at-timeout");
+  ASSERT_EQ(v.size(), 1u) << describe(v);
+  EXPECT_EQ(v[0].lines, (std::vector<std::size_t>{4, 7}));
+  v = bad_violations("LANE-8.1.close-waits-for-a-lost-item");
+  ASSERT_EQ(v.size(), 2u) << describe(v);
+  EXPECT_EQ(v[0].rule, "LANE-7.6");
+  ASSERT_TRUE(v[0].consequence_of);
+  EXPECT_EQ(v[0].consequence_of->rule, "LANE-8.1");
+  EXPECT_NE(v[0].message.find("'a' (never started)"), std::string::npos) << v[0].message;
+}
+
+// Finding 3: a bind never restored is reported at a quiescent end, not at a
+// timeout (the fiber may still be inside its `where`).
+// spec: [FL-3.1]
+TEST(BadTraceCorpus, BindNeverRestoredAtAQuiescentEnd) {
+  const auto v = bad_violations("FL-3.1.bind-never-restored");
+  ASSERT_EQ(v.size(), 1u) << describe(v);
+  EXPECT_EQ(v[0].lines, (std::vector<std::size_t>{2, 4}));
+  expect_good("fl-bind-open-at-timeout");
+}
+
+// spec: [LANE-8.5] [LANE-8.6]
+TEST(GoodTraceCorpus, WorkStartedInATurnEntersTheLaneNormally) {
+  expect_good("lane-detached-prefix-enters-during-turn");
+  expect_good("lane-callback-outside-turn-enters");
+}
+
+// spec: [TURN-2.3] [TURN-4.2]
+TEST(GoodTraceCorpus, CountersAndSlowReportsAgreeWithTheTrace) {
+  expect_good("turns-counters");
+  expect_good("turns-slow-reported");
+}
 
 // spec: [TRACE-5.1]
 TEST(BadTraceCorpus, EveryFileNamesACheckedRule) {

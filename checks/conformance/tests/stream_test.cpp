@@ -110,8 +110,9 @@ TEST(StreamingCheck, BoundedStateStillReports) {
 }
 
 // spec: [TRACE-4.1] [TRACE-4.2]
+// spec: [TRACE-2.1]
 TEST(StreamingCheck, SameViolationsAsTheWholeTraceCheckOnTheCorpus) {
-  std::size_t files = 0;
+  std::size_t files = 0, with_scenario = 0;
   for (const auto& kind : {"good", "bad"}) {
     for (const auto& file : corpus_files(kind)) {
       SCOPED_TRACE(file.filename().string());
@@ -124,9 +125,24 @@ TEST(StreamingCheck, SameViolationsAsTheWholeTraceCheckOnTheCorpus) {
       std::istringstream in(text);
       EXPECT_EQ(check_stream(in, "x", nullptr).violations.size(), whole.size());
       ++files;
+      // With its scenario: the whole-trace check_with_scenario(), consequences marked alike.
+      auto sidecar = file;
+      sidecar.replace_extension(".scenario.json");
+      if (!std::filesystem::exists(sidecar)) continue;
+      auto scenario = parse_scenario(nlohmann::json::parse(read_file(sidecar)), "s");
+      ASSERT_TRUE(std::holds_alternative<Scenario>(scenario));
+      const Scenario& s = std::get<Scenario>(scenario);
+      const StreamResult both = check_stream_text(text, "x", &s);
+      ASSERT_FALSE(both.error);
+      const auto expected = check_with_scenario(parse_corpus_file(file), &s);
+      ASSERT_EQ(both.violations.size(), expected.size());
+      for (std::size_t i = 0; i < expected.size(); ++i)
+        EXPECT_EQ(to_string(both.violations[i]), to_string(expected[i]));
+      ++with_scenario;
     }
   }
   EXPECT_GT(files, 40u);
+  EXPECT_GT(with_scenario, 0u);
 }
 
 // Lines the fast reader takes and lines it leaves to nlohmann::json: the same

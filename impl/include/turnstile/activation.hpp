@@ -11,6 +11,17 @@
 // the runtime dispatches the call and ends when the body's Task settles, not at
 // its first suspension ([TURN-1.1]).
 //
+// Two bodies ([TURN-1.3]), checked by the TurnBody concept, so a wrong body is
+// one "constraints not satisfied" error at the call (a synchronous read is
+// `auto n = cart.call("count", [](Cart& c) { return c.items.size(); });`):
+//   - `body(TurnContext<State>&) -> Task<R>`: a coroutine; the turn lasts until
+//     its Task settles, across its awaits.
+//   - `body(State&) -> R` (R may be void): a plain function, run as one step of
+//     the turn; call() returns Task<R> (a returned reference is copied out
+//     inside the turn). It is the coroutine form with a body that awaits
+//     nothing: the same lane, chain, wait check at the await, position keys
+//     and watchdog apply.
+//
 // Guarantees
 //   - Serial lane (the default): a serial turn starts once the previous serial
 //     turn has settled; serial turns never overlap, across all their awaits
@@ -51,14 +62,21 @@
 // turn(fn), a full serial turn; snapshot() returns a copy of the state as the
 // last serial turn left it, for reads outside a turn.
 //
+// Scheduler: the constructor defaults to default_scheduler(), a process-wide
+// ThreadPool of min(hardware threads, 4) carriers created on first use and
+// drained at static destruction; scheduler.hpp says when to pass your own (a
+// ManualScheduler in tests, your own pool to size, isolate or shut down).
+//
 // Thread safety: call(), queued(), running(), snapshot() from any thread or
-// fiber. Precondition: an activation is destroyed only when no turn is queued
-// or running (checked: the process stops with a message) and no task started
-// by ctx.task() is still running (not checked).
+// fiber. Precondition, checked: an activation is destroyed only when no turn is
+// queued or running ([TURN-1.1]) and no task started by ctx.task() is still
+// alive ([TURN-5.4]); otherwise the process stops with a message naming the
+// activation and what is still alive.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <concepts>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -225,6 +243,25 @@ class ActivationBase {
 
 template <class State>
 class Activation;
+template <class State>
+class TurnContext;
+
+// The plain body of a turn: `fn(State&) -> R`, R not a Task. [TURN-1.3]
+template <class F, class State>
+concept PlainTurnBody =
+    std::invocable<F&, State&> && !is_task_v<std::invoke_result_t<F&, State&>>;
+// The coroutine body of a turn: `fn(TurnContext<State>&) -> Task<R>`. Tested
+// only when F is no plain body, so a generic plain lambda is never
+// instantiated with a TurnContext. [TURN-1.3]
+template <class F, class State>
+concept CoroutineTurnBody =
+    !PlainTurnBody<F, State> && std::invocable<F&, TurnContext<State>&> &&
+    is_task_v<std::invoke_result_t<F&, TurnContext<State>&>>;
+// What call() and turn() accept. [TURN-1.3] (A compiler reporting this
+// constraint quotes the lines below, which name both forms.)
+template <class F, class State>
+concept TurnBody = PlainTurnBody<F, State> ||    // fn(State&) -> R, R not a Task, or
+                   CoroutineTurnBody<F, State>;  // fn(TurnContext<State>&) -> Task<R>
 
 // Handed to work outside the turn sequence (ctx.task bodies).
 template <class State>
@@ -233,8 +270,9 @@ class TaskContext {
   explicit TaskContext(Activation<State>& a, std::string_view trace_task = {}) noexcept
       : activation_(&a), trace_task_(trace_task) {}
   // A full serial turn: `fn(TurnContext<State>&) -> Task<R>`, or a plain
-  // `fn(State&) -> R`. Legal from a task. [TURN-5.2]
+  // `fn(State&) -> R`; returns Task<R>. Legal from a task. [TURN-5.2]
   template <class F>
+    requires TurnBody<F, State>
   auto turn(F fn) const;
   // A copy of the state as the last serial turn left it. [TURN-5.3]
   std::shared_ptr<const State> snapshot() const { return activation_->snapshot(); }
@@ -274,12 +312,14 @@ class Activation final : public ActivationBase {
         state_(std::move(initial)),
         snapshot_(std::make_shared<const State>(state_)) {}
 
-  // Calls `method` with `body(TurnContext<State>&) -> Task<R>`. Takes effect now
+  // Calls `method` with `body(TurnContext<State>&) -> Task<R>` or a plain
+  // `body(State&) -> R` ([TURN-1.3]); returns Task<R>. Takes effect now
   // (arrival order); keeps `body` alive until its turn settles. [TURN-2.2]
   template <class F>
-  auto call(std::string method, F body) -> std::invoke_result_t<F&, TurnContext<State>&> {
+    requires TurnBody<F, State>
+  auto call(std::string method, F body) {
     const bool serial = !is_interleaved(method);  // [TURN-3.3] the activation decides
-    return start_call(std::move(method), std::move(body), serial);
+    return start_call(std::move(method), as_turn_body(std::move(body)), serial);
   }
 
   // A copy of the state as the last serial turn left it. [TURN-5.3]
@@ -301,6 +341,10 @@ class Activation final : public ActivationBase {
     std::string trace_call;  // [TRACE-4.3] empty while the sink is off
   };
 
+  // [TURN-1.3] a plain body becomes the coroutine body that calls it: both
+  // forms then take the one path below (chain, marker, wait check, watchdog).
+  template <class F>
+  static auto as_turn_body(F fn);
   // call() on the lane `serial` names (TaskContext::turn forces the serial lane).
   template <class F>
   auto start_call(std::string method, F body, bool serial, std::string_view trace_task = {})

@@ -53,6 +53,8 @@ namespace turnstile {
 
 class BindingTable {
  public:
+  // Its lane runs on `scheduler`; the default is the process-wide pool
+  // described at default_scheduler() (scheduler.hpp).
   explicit BindingTable(std::string name = "binding-table",
                         Scheduler& scheduler = default_scheduler())
       : lane_(std::move(name), scheduler) {}

@@ -20,8 +20,9 @@
 // ([RT-4.2]); a send or receive that need not wait continues at once.
 //
 // Thread safety: all members may be called concurrently from any fibers.
-// Precondition: send/receive are awaited on a fiber; the Channel outlives every
-// pending operation.
+// Precondition: send/receive are awaited on a fiber (when they have to wait,
+// [RT-4.4]); try_send/try_receive never wait and may be called from any
+// thread. The Channel outlives every pending operation.
 #pragma once
 
 #include <cstddef>
@@ -49,11 +50,37 @@ class Channel {
   // co_await ch.receive(): the oldest value, or nullopt once closed and drained.
   [[nodiscard]] auto receive() { return ReceiveAwaiter(*this); }
 
-  // Non-waiting variants: false / nullopt when they would have to wait.
+  // The non-waiting variants: each does what its waiting form does when that
+  // form would not have to wait, and reports "would wait" instead of waiting.
+  //
+  // try_send(value): hands `value` to a waiting receiver or buffers it and
+  // returns true (moved from); returns false, `value` untouched, when the
+  // buffer is full and no receiver waits (capacity 0: no receiver waits).
+  // Throws ChannelClosedError on a closed channel, as send() does [RT-7.3].
+  // Unlike StateLane::try_post, which returns false for a closed lane, false
+  // here means only "full now": that is transient (retry, or co_await send()),
+  // while closed is final, and a producer that took false for "full" would
+  // retry a closed channel forever. try_post has no "full" (a lane's queue is
+  // unbounded), so its false can only mean closed [LANE-7.4].
   bool try_send(T& value) {
     std::unique_lock lock(mu_);
     if (closed_) throw ChannelClosedError("send on a closed Channel [RT-7.3]");
     return offer_locked(value, lock);
+  }
+
+  // try_receive(): the oldest value (buffered, or taken from a waiting sender,
+  // which is then released) or nullopt when there is none now. It never
+  // throws on a closed channel, as receive() does not: closed and drained is
+  // nullopt too; tell the two apart with is_closed() [RT-7.3].
+  std::optional<T> try_receive() {
+    std::optional<T> out;
+    Node* released_sender = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      take_locked(out, released_sender);
+    }
+    if (released_sender != nullptr) released_sender->resume.post();  // [RT-4.2]
+    return out;
   }
 
   void close() {
@@ -108,6 +135,35 @@ class Channel {
     return false;
   }
 
+  // With the lock held: moves the oldest value into `out` (from the buffer,
+  // refilling it from the oldest waiting sender, or, with nothing buffered,
+  // straight from a waiting sender). Returns false when there is no value.
+  // `released`: a sender to post once the lock is released.
+  bool take_locked(std::optional<T>& out, Node*& released) {
+    if (!buffer_.empty()) {
+#if defined(TURNSTILE_MUTANT_CHANNEL_TAKE_NEWEST)
+      out.emplace(std::move(buffer_.back()));  // mutant: breaks [RT-7.2]
+      buffer_.pop_back();
+#else
+      out.emplace(std::move(buffer_.front()));  // [RT-7.2] oldest first
+      buffer_.pop_front();
+#endif
+      if (!senders_.empty()) {  // room made: the oldest waiting sender moves in
+        released = senders_.front();
+        senders_.pop_front();
+        buffer_.push_back(std::move(*released->slot));
+      }
+      return true;
+    }
+    if (!senders_.empty()) {  // capacity 0: take straight from a sender
+      released = senders_.front();
+      senders_.pop_front();
+      out.emplace(std::move(*released->slot));
+      return true;
+    }
+    return false;
+  }
+
   class SendAwaiter {
    public:
     SendAwaiter(Channel& ch, T v) : ch_(ch) { node_.slot.emplace(std::move(v)); }
@@ -143,26 +199,8 @@ class Channel {
       Node* released_sender = nullptr;
       {
         std::lock_guard lock(ch_.mu_);
-        if (!ch_.buffer_.empty()) {
-#if defined(TURNSTILE_MUTANT_CHANNEL_TAKE_NEWEST)
-          node_.slot.emplace(std::move(ch_.buffer_.back()));  // mutant: breaks [RT-7.2]
-          ch_.buffer_.pop_back();
-#else
-          node_.slot.emplace(std::move(ch_.buffer_.front()));  // [RT-7.2] oldest first
-          ch_.buffer_.pop_front();
-#endif
-          if (!ch_.senders_.empty()) {  // room made: the oldest waiting sender moves in
-            released_sender = ch_.senders_.front();
-            ch_.senders_.pop_front();
-            ch_.buffer_.push_back(std::move(*released_sender->slot));
-          }
-        } else if (!ch_.senders_.empty()) {  // capacity 0: take straight from a sender
-          released_sender = ch_.senders_.front();
-          ch_.senders_.pop_front();
-          node_.slot.emplace(std::move(*released_sender->slot));
-        } else if (ch_.closed_) {
-          return false;  // closed and drained: nullopt
-        } else {
+        if (!ch_.take_locked(node_.slot, released_sender)) {
+          if (ch_.closed_) return false;  // closed and drained: nullopt
           node_.resume.arm(h);
           ch_.receivers_.push_back(&node_);
           return true;

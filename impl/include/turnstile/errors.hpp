@@ -17,7 +17,7 @@ class FrameworkContextError : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
-// send() on a closed Channel. [RT-5.3]
+// send() or try_send() on a closed Channel. [RT-7.3]
 class ChannelClosedError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

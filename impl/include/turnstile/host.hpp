@@ -22,6 +22,8 @@ namespace turnstile {
 
 class Host {
  public:
+  // Its activations run on `scheduler`; the default is the process-wide pool
+  // described at default_scheduler() (scheduler.hpp).
   explicit Host(Scheduler& scheduler = default_scheduler()) : scheduler_(scheduler) {}
 
   // The activation with this id, created from `initial` and `options` if it

@@ -202,8 +202,23 @@ class ManualScheduler final : public Scheduler {
   std::shared_ptr<detail::TimerQueue> timers_;
 };
 
-// The process-wide pool used when an API takes an optional Scheduler:
-// a ThreadPool of min(hardware_concurrency, 4) carriers, created on first use.
+// The process-wide pool every constructor that takes an optional Scheduler
+// falls back on (StateLane, Activation, Host, BindingTable):
+//   - Size: a ThreadPool of min(std::thread::hardware_concurrency(), 4)
+//     carriers, at least 1, plus its one timer thread.
+//   - Lifetime: a function-local static, created by the first call (the first
+//     such constructor, or a direct call) and destroyed at static destruction,
+//     after main returns: it drops its armed timers, runs every item still
+//     queued, then joins its carriers ([RT-2.3], [RT-8.5]). A fiber still
+//     suspended then is never resumed (its frame is leaked).
+//   - Shared: every component that takes the default shares these carriers,
+//     so CPU-heavy work in one delays the others' steps.
+// Pass your own scheduler instead: in tests (a ManualScheduler: deterministic
+// order, virtual time); to size or isolate the carriers of a component; to
+// shut down at a point you choose (destroy your ThreadPool before main returns,
+// after closing its lanes); and for an object with static storage created
+// before the pool's first use, which static destruction would destroy after
+// the pool its work runs on.
 Scheduler& default_scheduler();
 
 // True while the calling thread runs a posted item of any turnstile scheduler

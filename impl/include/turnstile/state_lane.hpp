@@ -149,6 +149,9 @@ class StateLane {
  public:
   using ErrorHandler = std::function<void(const StateLane&, std::exception_ptr)>;
 
+  // Turns run as items of `scheduler`; the default is the process-wide pool
+  // described at default_scheduler() (scheduler.hpp: size, lifetime, when to
+  // pass your own).
   explicit StateLane(std::string name, Scheduler& scheduler = default_scheduler());
   StateLane(const StateLane&) = delete;
   StateLane& operator=(const StateLane&) = delete;

@@ -20,9 +20,17 @@
 // the same fiber context; [RT-1.5]). Cross-fiber completions (Event, Promise,
 // Channel, Scope::join) never resume inline; see completion.hpp.
 //
+// Preconditions, checked ([RT-1.6]): a Task is awaited at most once, and only
+// while it holds a coroutine. Awaiting an empty Task (default-constructed,
+// moved from, or handed to detach/Scope::spawn/sync_wait) or one whose result
+// was already taken (awaited before) throws std::logic_error naming the
+// precondition at that co_await; nothing crashes, nothing is returned twice.
+// The check costs a pointer test on the await and a test of the result slot.
+//
 // Thread safety: a Task is a value owned by one fiber; awaiting it from two
-// places is a precondition violation (it can be awaited once).
-// Spec: [RT-1.1] to [RT-1.5] in spec/runtime.md.
+// places at once is a precondition violation that is not checked (only an
+// await after the first one finished is).
+// Spec: [RT-1.1] to [RT-1.6] in spec/runtime.md.
 #pragma once
 
 #include <coroutine>
@@ -40,6 +48,11 @@ class Task;
 namespace detail {
 
 // The trampoline behind every coroutine transfer. Inside a running step,
+// [RT-1.6] the messages of an await that breaks a Task's preconditions (out of
+// line: the await's fast path is a pointer test).
+[[noreturn]] void throw_empty_task();
+[[noreturn]] void throw_consumed_task();
+
 // transfer_to(h) records `h` as the next coroutine to resume and returns, so the
 // caller's await_suspend returns and its frame suspends; the step's loop then
 // resumes `h`. Outside a step it runs the loop itself. Stack depth is constant.
@@ -84,15 +97,22 @@ class TaskPromise final : public TaskPromiseBase {
   void return_value(U&& v) noexcept(std::is_nothrow_constructible_v<T, U&&>) {
     result_.template emplace<1>(std::forward<U>(v));
   }
+  // Hands out the result once: the slot is empty afterwards [RT-1.6].
   T take_result() {
-    if (result_.index() == 2) std::rethrow_exception(std::move(std::get<2>(result_)));  // [RT-1.4]
-    // A false positive of cppcheck 2.10: result_ is a member, not a local, so no elision
-    // applies; the move is what hands the value out.
-    // cppcheck-suppress returnStdMoveLocal
-    return std::move(std::get<1>(result_));
+    if (result_.index() == 2) {
+      std::exception_ptr error = std::move(std::get<2>(result_));
+      result_.template emplace<0>();
+      std::rethrow_exception(std::move(error));  // [RT-1.4]
+    }
+    if (result_.index() == 0) [[unlikely]] throw_consumed_task();  // [RT-1.6] awaited before
+    T value = std::move(std::get<1>(result_));
+    result_.template emplace<0>();
+    return value;
   }
 
  private:
+  // monostate: not finished, or the result was taken (take_result runs only
+  // once the body has finished, so there it means "taken").
   std::variant<std::monostate, T, std::exception_ptr> result_;
 };
 
@@ -102,12 +122,16 @@ class TaskPromise<void> final : public TaskPromiseBase {
   Task<void> get_return_object() noexcept;
   void unhandled_exception() noexcept { error_ = std::current_exception(); }
   void return_void() noexcept {}
+  // Hands out the result once [RT-1.6].
   void take_result() {
-    if (error_) std::rethrow_exception(std::move(error_));  // [RT-1.4]
+    if (taken_) [[unlikely]] throw_consumed_task();  // [RT-1.6] awaited before
+    taken_ = true;
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));  // [RT-1.4]
   }
 
  private:
   std::exception_ptr error_;
+  bool taken_ = false;
 };
 
 }  // namespace detail
@@ -136,7 +160,8 @@ class [[nodiscard]] Task {
   bool valid() const noexcept { return static_cast<bool>(handle_); }
 
   // Awaiting a Task starts it (symmetric transfer) and yields its result or
-  // rethrows its exception. Awaiting an empty Task is a precondition violation.
+  // rethrows its exception. Awaiting an empty Task, or one awaited before,
+  // throws std::logic_error at the co_await ([RT-1.6]).
   auto operator co_await() && noexcept {
     struct Awaiter {
       handle_type h;
@@ -145,7 +170,10 @@ class [[nodiscard]] Task {
         h.promise().set_continuation(awaiter);
         detail::transfer_to(h);  // [RT-1.3] into the child, through the trampoline
       }
-      T await_resume() { return h.promise().take_result(); }
+      T await_resume() {
+        if (!h) [[unlikely]] detail::throw_empty_task();  // [RT-1.6] no coroutine to await
+        return h.promise().take_result();
+      }
     };
     return Awaiter{handle_};
   }

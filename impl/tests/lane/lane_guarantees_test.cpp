@@ -246,6 +246,10 @@ TEST(LaneGuarantees, ReentrancyErrorNamesTheLane) {
   ms.run_until_idle();
   EXPECT_NE(message.find("'session-catalog'"), std::string::npos) << message;
   EXPECT_NE(message.find("LANE-5.3"), std::string::npos) << message;
+  // Both fixes: the on-lane body for a self-call (kind 1), split_callback for
+  // a callback that calls back in (kind 3).
+  EXPECT_NE(message.find("on-lane body directly"), std::string::npos) << message;
+  EXPECT_NE(message.find("split_callback"), std::string::npos) << message;
 }
 
 // ----------------------------------------------------------------- [LANE-5.6]

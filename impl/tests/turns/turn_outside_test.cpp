@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -288,6 +289,26 @@ TEST_F(TurnDeathTest, DestroyedWithAQueuedCallAborts) {
         (void)a.call("never-run", [](TurnContext<int>&) -> Task<> { co_return; });
       },
       "activation 'abandoned'.*1 queued.*TURN-1\\.1");
+}
+
+// No turn is queued or running, but a ctx.task is still alive: checked too,
+// under its own rule (not [TURN-1.1], which is about turns).
+// spec: [TURN-5.4]
+TEST_F(TurnDeathTest, DestroyedWithATaskStillAliveAborts) {
+  EXPECT_DEATH(
+      {
+        ManualScheduler ms;
+        Event never;
+        Activation<int> a("tasked", 0, {}, ms);
+        auto start = [&never](TurnContext<int>& ctx) -> Task<> {
+          ctx.task([&never](TaskContext<int>&) -> Task<> { co_await never.wait(); });
+          co_return;
+        };
+        sync_wait(ms, a.call("start", start));
+        if (a.running() != 0 || a.queued() != 0 || a.tasks() != 1) std::exit(3);
+      },
+      "activation 'tasked'.*0 turn\\(s\\) running, 0 queued and 1 task\\(s\\) alive.*"
+      "destroying it \\[TURN-5\\.4\\]");  // the turns' rule is not cited
 }
 
 }  // namespace

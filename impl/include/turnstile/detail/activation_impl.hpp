@@ -6,6 +6,21 @@ namespace turnstile {
 
 template <class State>
 template <class F>
+auto Activation<State>::as_turn_body(F fn) {
+  if constexpr (PlainTurnBody<F, State>) {
+    using R = std::remove_cvref_t<std::invoke_result_t<F&, State&>>;
+    // [TURN-1.3] the plain body runs as one step of a coroutine body; a returned
+    // reference is copied into R here, inside the turn.
+    return [fn = std::move(fn)](TurnContext<State>& ctx) mutable -> Task<R> {
+      co_return fn(ctx.state());
+    };
+  } else {
+    return fn;
+  }
+}
+
+template <class State>
+template <class F>
 auto Activation<State>::start_call(std::string method, F body, bool serial,
                                    std::string_view trace_task)
     -> std::invoke_result_t<F&, TurnContext<State>&> {
@@ -125,17 +140,11 @@ Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>>
 
 template <class State>
 template <class F>
+  requires TurnBody<F, State>
 auto TaskContext<State>::turn(F fn) const {
-  Activation<State>& a = *activation_;
-  if constexpr (std::is_invocable_v<F&, TurnContext<State>&>) {
-    return a.start_call("turn", std::move(fn), true, this->trace_task_);  // a full serial turn [TURN-5.2]
-  } else {
-    using R = std::invoke_result_t<F&, State&>;
-    return a.start_call(
-        "turn",
-        [fn = std::move(fn)](TurnContext<State>& ctx) mutable -> Task<R> { co_return fn(ctx.state()); },
-        true, this->trace_task_);
-  }
+  // a full serial turn [TURN-5.2], either body [TURN-1.3]
+  return activation_->start_call("turn", Activation<State>::as_turn_body(std::move(fn)), true,
+                                 this->trace_task_);
 }
 
 template <class State>

@@ -45,7 +45,9 @@ const TURNS_PER_STEP = 16;
 export class LaneReentrancyError extends Error {
   constructor(laneName) {
     super(`reentrant entry into StateLane '${laneName}' from its own turn: it would wait for ` +
-          `itself. Call the on-lane body directly instead [LANE-5.3]`);
+          `itself. If the component calls its own public method, call the private on-lane ` +
+          `body directly instead [LANE-6.1]; if a callback or listener invoked inside the turn ` +
+          `calls back in, invoke it outside the turn (split the callback) [LANE-6.3] [LANE-5.3]`);
     this.name = 'LaneReentrancyError';
     this.lane = laneName;
   }
