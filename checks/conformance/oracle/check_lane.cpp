@@ -187,7 +187,7 @@ class LaneChecker : public Checker {
   // Where each fiber and context comes from, for [LANE-8.5] and [LANE-8.6], and
   // [LANE-8.8]: a submission is answered before its fiber does anything else.
   void origins(const Event& e) {
-    if (const auto p = pending_.find(e.fiber); p != pending_.end()) {
+    if (const auto p = pending_.empty() ? pending_.end() : pending_.find(e.fiber); p != pending_.end()) {
       const bool answer = (e.ev == "lane.accepted" || e.ev == "lane.refused") &&
                           e.str("lane") == p->second.lane && e.str("item") == p->second.item;
       if (!answer) {  // [LANE-8.8] registered before the call returns
@@ -198,6 +198,7 @@ class LaneChecker : public Checker {
       }
       pending_.erase(p);
     }
+    if (e.ev[0] == 'l') return;  // lane.*: none of the below
     if (e.ev == "fiber.spawn") {  // [LANE-8.5] started from a turn: remember which lanes
       std::set<std::string> from = lanes_of(e.fiber);
       if (const auto up = spawned_in_.find(e.fiber); up != spawned_in_.end())
