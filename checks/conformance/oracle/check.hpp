@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -38,6 +39,30 @@ struct Violation {
   std::optional<Cause> consequence_of = std::nullopt;  // set when it follows from another violation
 };
 
+// The checker over a stream of events: feed it the events read_trace() hands
+// out, in order, then call finish() once, after `end`. Its state is bounded by
+// what is open in the trace, not by the trace's length (see retained()).
+class TraceChecker {
+ public:
+  TraceChecker();
+  ~TraceChecker();
+  TraceChecker(const TraceChecker&) = delete;
+  TraceChecker& operator=(const TraceChecker&) = delete;
+
+  void on_event(const Event& e);
+  // The violations, in the order of check_trace(). Call once, after `end`.
+  std::vector<Violation> finish();
+  // Records held now (items, frames, calls, buffered events): for tests.
+  std::size_t retained() const;
+  // Violations found so far (not sorted; none of those only `end` reveals).
+  std::size_t found() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// A whole trace through a TraceChecker.
 std::vector<Violation> check_trace(const Trace& trace);
 
 // Marks each violation `known` when its rule is in `known`, or when it is a

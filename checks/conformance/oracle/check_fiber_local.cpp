@@ -9,6 +9,18 @@
 // see the top environment. When it does not, the rule it breaks is chosen from
 // where the expected (or the observed) value comes from; see attribute().
 //
+// State: per fiber its frames (what is open) and, for attribution only, what
+// it left behind (snapshots uninstalled, bindings restored), and per key the
+// bindings made: these histories are bounded. attribute() takes the first
+// entry that matches a wrong read, and whether an entry matches depends only
+// on (fiber, value) for a bind and on the value for a restored binding, so
+// only the earliest entry per (fiber, value) / value can ever be taken: later
+// repeats are not kept (exact). Past kSettledWindow distinct entries (64
+// snapshots per fiber) the oldest are forgotten: a wrong read is still
+// reported (the model decides that), only the rule chosen for it may fall
+// back to its fiber's own binds or spawn. Fibers and captured contexts are
+// kept: format 1 has no event for a fiber's or a context's end.
+//
 // A read that sees a binding whose `where` already ended (on its own fiber,
 // inherited by a child spawned after the restore, or carried by a snapshot
 // captured after it) is that restore's [FL-3.1] bug: the first such read is
@@ -17,6 +29,9 @@
 // a bind never restored, or an install never uninstalled, is reported
 // ([FL-3.1], [FL-3.6]).
 #include <algorithm>
+#include <deque>
+#include <set>
+#include <unordered_map>
 #include <map>
 #include <optional>
 
@@ -57,8 +72,12 @@ struct Fiber {
   bool structured = false;
   Env base;
   std::vector<Frame> frames;
-  std::vector<std::pair<Env, std::size_t>> uninstalled;  // snapshots this fiber left, and where
-  std::map<std::string, std::vector<std::pair<Value, std::size_t>>> restored;  // ditto binds
+  std::deque<std::pair<Env, std::size_t>> uninstalled;  // snapshots this fiber left, and where
+  struct Restored {
+    std::deque<std::pair<Value, std::size_t>> list;  // first restore of each value, oldest first
+    std::set<std::string> values;                    // show_value() of those in `list`
+  };
+  std::map<std::string, Restored> restored;  // ditto binds, by key
 
   const Env& env() const { return frames.empty() ? base : frames.back().env; }
 };
@@ -67,19 +86,30 @@ std::string show(const std::optional<Value>& v) {
   return v ? show_value(*v) : std::string("unbound");
 }
 
-class FiberLocalChecker {
+class FiberLocalChecker : public Checker {
  public:
   explicit FiberLocalChecker(Report& report) : r_(report) {}
 
-  void on_event(const Event& e) {
+  std::size_t retained() const override {
+    std::size_t n = fibers_.size() + snapshots_.size() + leak_roots_.size();
+    for (const auto& [name, f] : fibers_) {
+      n += f.frames.size() + f.uninstalled.size();
+      for (const auto& [key, r] : f.restored) n += r.list.size();
+    }
+    for (const auto& [key, b] : binds_) n += b.list.size();
+    return n;
+  }
+
+  void on_event(const Event& e) override {
     if (e.fiber.empty()) return;
     Fiber& f = fibers_[e.fiber];
     if (f.first_event == 0) f.first_event = e.line;
+    if (e.ev.compare(0, 3, "fl.") != 0 && e.ev != "fiber.spawn") return;  // not for this model
     if (e.ev == "fiber.spawn") return spawn(e, f);
     if (e.ev == "fl.bind") {
       Frame frame{false, e.str("key"), e.line, f.env(), "", 0};
       frame.env[frame.name] = e.value("value");
-      binds_[frame.name].push_back({e.fiber, e.value("value"), e.line});
+      remember_bind(frame.name, e);
       f.frames.push_back(std::move(frame));
     } else if (e.ev == "fl.restore") {
       pop(e, f, false, e.str("key"), "FL-3.1");
@@ -108,7 +138,7 @@ class FiberLocalChecker {
 
   // At a quiescent `end` every `where` has restored and every `run` has
   // uninstalled. (At a timeout, fibers may still be inside them.)
-  void at_end(const Event& end) {
+  void at_end(const Event& end) override {
     if (end.str("status") != "quiescent") return;
     for (const auto& [name, f] : fibers_) {
       for (const Frame& fr : f.frames) {
@@ -160,8 +190,19 @@ class FiberLocalChecker {
     }
     for (std::size_t i = at - 1; i < f.frames.size(); ++i) {
       const Frame& fr = f.frames[i];
-      if (fr.install) f.uninstalled.emplace_back(fr.env, e.line);
-      else f.restored[fr.name].emplace_back(fr.env.at(fr.name), e.line);
+      if (fr.install) {
+        f.uninstalled.emplace_back(fr.env, e.line);
+        if (f.uninstalled.size() > kSnapshotWindow) f.uninstalled.pop_front();
+        continue;
+      }
+      const Value& v = fr.env.at(fr.name);
+      auto& r = f.restored[fr.name];
+      if (!r.values.insert(show_value(v)).second) continue;  // an earlier restore of it is kept
+      r.list.emplace_back(v, e.line);
+      if (r.list.size() > kSettledWindow) {
+        r.values.erase(show_value(r.list.front().first));
+        r.list.pop_front();
+      }
     }
     f.frames.resize(at - 1);
   }
@@ -191,7 +232,7 @@ class FiberLocalChecker {
       if (it == fibers_.end()) return 0;
       const Fiber& f = it->second;
       if (const auto r = f.restored.find(key); r != f.restored.end()) {
-        for (const auto& [v, line] : r->second)
+        for (const auto& [v, line] : r->second.list)  // the first restore of each value (exact for `< before`)
           if (v == seen && line < before) return line;
       }
       if (!f.structured || f.parent.empty()) return 0;  // a handoff or root inherits nothing
@@ -231,7 +272,7 @@ class FiberLocalChecker {
       if (seen && holds(env)) return {"FL-3.6", {line}, std::nullopt};
     }
     if (seen) {  // [FL-3.3] a value some other, non-ancestor fiber bound
-      for (const auto& b : binds_[key]) {
+      for (const auto& b : binds_[key].list) {
         if (b.fiber != e.fiber && b.value == *seen && !is_ancestor(b.fiber, e.fiber)) {
           return {"FL-3.3", {b.line}, std::nullopt};
         }
@@ -256,26 +297,40 @@ class FiberLocalChecker {
     return false;
   }
 
+  // The first bind of each (fiber, value) of a key, any fiber, oldest first
+  // (bounded: see the top of the file).
+  void remember_bind(const std::string& key, const Event& e) {
+    auto& b = binds_[key];
+    const Value& value = e.value("value");
+    if (!b.seen.insert(e.fiber + '\n' + show_value(value)).second) return;
+    b.list.push_back({e.fiber, value, e.line});
+    if (b.list.size() <= kSettledWindow) return;
+    b.seen.erase(b.list.front().fiber + '\n' + show_value(b.list.front().value));
+    b.list.pop_front();
+  }
+
+  static constexpr std::size_t kSnapshotWindow = 64;
+
   Report& r_;
-  std::map<std::string, Fiber> fibers_;
+  std::unordered_map<std::string, Fiber> fibers_;  // never iterated in order
   std::map<std::string, Snapshot> snapshots_;
-  std::map<std::size_t, Cause> leak_roots_;  // restore line -> the first read of its leaked binding
+  std::map<std::size_t, Cause> leak_roots_;  // restore line -> the first read of its leaked binding (one per violation)
   struct Bind {
     std::string fiber;
     Value value;
     std::size_t line;
   };
-  std::map<std::string, std::vector<Bind>> binds_;  // every bind of a key, any fiber
+  struct Binds {
+    std::deque<Bind> list;
+    std::set<std::string> seen;  // fiber + '\n' + show_value(value) of those in `list`
+  };
+  std::map<std::string, Binds> binds_;  // by key
 };
 
 }  // namespace
 
-void check_fiber_local(const Trace& trace, Report& report) {
-  FiberLocalChecker checker(report);
-  for (const Event& e : trace.events) {
-    if (e.ev == "end") checker.at_end(e);
-    else checker.on_event(e);
-  }
+std::unique_ptr<Checker> make_fiber_local_checker(Report& report) {
+  return std::make_unique<FiberLocalChecker>(report);
 }
 
 }  // namespace turnstile::oracle::detail

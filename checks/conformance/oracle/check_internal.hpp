@@ -1,7 +1,7 @@
 // oracle/check_internal.hpp (internal): what the per-contract checkers share.
 //
-// check_trace() runs three checkers over the same events (lanes, fiber-local,
-// turns). Each reports violations found while walking the trace at once, and
+// TraceChecker (check.hpp) runs three checkers over the same events, in one
+// pass (lanes, fiber-local, turns). Each reports violations found while walking the trace at once, and
 // leaves the ones found at the `end` marker (something never settled) as
 // candidates: an item or turn that never settled because its fiber is stuck in
 // a possible hang (an unanswered reentrant run, a cycle of waits between turns)
@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -45,9 +46,27 @@ struct Report {
   }
 };
 
-void check_lanes(const Trace& trace, Report& report);
-void check_fiber_local(const Trace& trace, Report& report);
-void check_turns(const Trace& trace, Report& report);
+// One contract's checker: fed every event in trace order, `end` last. Its
+// state is bounded by what is open in the trace (live fibers, lanes, items and
+// calls not settled), plus short windows of settled history kept for messages.
+class Checker {
+ public:
+  virtual ~Checker() = default;
+  virtual void on_event(const Event& e) = 0;  // every event but `end`
+  virtual void at_end(const Event& end) = 0;
+  // How many records (items, frames, bindings, calls, buffered events...) it
+  // holds now: what must not grow with the length of a trace.
+  virtual std::size_t retained() const = 0;
+};
+
+std::unique_ptr<Checker> make_lane_checker(Report& report);
+std::unique_ptr<Checker> make_fiber_local_checker(Report& report);
+std::unique_ptr<Checker> make_turn_checker(Report& report);
+
+// How many settled items (calls, restored bindings, ...) a checker remembers
+// for the messages of events that name them again (a second answer, a read of
+// a value already restored): the most recent ones.
+inline constexpr std::size_t kSettledWindow = 1024;
 
 // "'x'" for messages.
 inline std::string q(const std::string& s) { return "'" + s + "'"; }

@@ -3,6 +3,15 @@
 // emitted until the matching `lane.turn_end` (the oracle derives it; the
 // runtime does not report it).
 //
+// State is what is open: an item is kept from its submission until it is
+// settled (refused; a post whose turn ended; a run whose awaiter resumed after
+// its turn ended), then among the last kSettledWindow settled items, then
+// forgotten. Safe because nothing more is expected of a settled item: at `end`
+// it reports nothing, and no queue or open turn names it; only an event that
+// repeats one of its events (a second submission, answer, start, end or
+// resumption: [LANE-8.1]) names it again, and such an event gets its exact
+// message while the item is in the window (older: see spec/trace-format.md §5).
+//
 // Where a wrong refusal comes from decides its rule: a `reentrant` refusal of
 // a fiber not on the lane is [LANE-8.5] when that fiber was started from a
 // turn of the lane (a long-running operation coming back), [LANE-8.6] when it
@@ -13,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "oracle/check_internal.hpp"
 
@@ -29,21 +39,31 @@ struct Item {
   const char* off_lane_rule = "LANE-8.7";  // a false reentrancy refusal breaks this
   std::string origin;  // why the submitter might look on the lane, for messages
   bool flagged = false;  // already reported; its later absence is not news
+  bool settled = false;  // in settled_ (see the top of the file)
 };
 
 struct Lane {
-  std::map<std::string, Item> items;
+  // Unordered: at_end's reports do not depend on the order it visits items (each
+  // is sorted by its first line, a line naming only that item).
+  std::unordered_map<std::string, Item> items;
   std::deque<std::string> queue;       // accepted, not started, in acceptance order
   std::vector<std::string> open;       // items whose turn is open
   std::size_t close_requested = 0;     // first close request
   std::size_t drained = 0;             // first drain
 };
 
-class LaneChecker {
+class LaneChecker : public Checker {
  public:
   explicit LaneChecker(Report& report) : r_(report) {}
 
-  void on_event(const Event& e) {
+  std::size_t retained() const override {
+    std::size_t n = fiber_turns_.size() + settled_.size() + pending_.size() + spawned_in_.size() +
+                    ctx_lanes_.size() + installs_.size();
+    for (const auto& [name, lane] : lanes_) n += lane.items.size() + lane.queue.size() + lane.open.size();
+    return n;
+  }
+
+  void on_event(const Event& e) override {
     if (!e.fiber.empty()) origins(e);
     if (e.ev.rfind("lane.", 0) != 0) return;
     const std::string& name = e.str("lane");
@@ -63,13 +83,14 @@ class LaneChecker {
       return;
     }
     Item& item = it->second;
-    if (e.ev == "lane.accepted" || e.ev == "lane.refused") return answer(name, lane, e, id, item);
-    if (e.ev == "lane.turn_start") return turn_start(name, lane, e, id, item);
-    if (e.ev == "lane.turn_end") return turn_end(name, lane, e, id, item);
-    if (e.ev == "lane.resumed") return resumed(name, e, id, item);
+    if (e.ev == "lane.accepted" || e.ev == "lane.refused") answer(name, lane, e, id, item);
+    else if (e.ev == "lane.turn_start") turn_start(name, lane, e, id, item);
+    else if (e.ev == "lane.turn_end") turn_end(name, lane, e, id, item);
+    else if (e.ev == "lane.resumed") resumed(name, e, id, item);
+    settle(name, id, item);
   }
 
-  void at_end(const Event& end) {
+  void at_end(const Event& end) override {
     for (auto& [name, lane] : lanes_) {
       const std::string scope = "lane:" + name;
       for (auto& [id, item] : lane.items) {
@@ -125,14 +146,31 @@ class LaneChecker {
     return std::find(it->second.begin(), it->second.end(), lane) != it->second.end();
   }
 
+  // Moves a settled item to the window of settled items, forgetting the oldest.
+  void settle(const std::string& name, const std::string& id, Item& item) {
+    if (item.settled || item.answer == 0) return;
+    if (item.accepted && (item.end == 0 || (item.op == "run" && item.resumed == 0))) return;
+    item.settled = true;
+    settled_.emplace_back(name, id);
+    if (settled_.size() <= kSettledWindow) return;
+    lanes_[settled_.front().first].items.erase(settled_.front().second);
+    settled_.pop_front();
+  }
+
   // [LANE-7.6] a close whose drain never came: what was left open. When an
   // accepted item never finished, the hang of the close follows from it.
   void never_drained(const std::string& name, Lane& lane, const Event& end) {
     std::vector<std::size_t> lines{lane.close_requested, end.line};
     std::string open;
     std::optional<Cause> cause;
-    for (auto& [id, item] : lane.items) {
-      if (!item.accepted || item.end != 0 || item.flagged) continue;
+    std::vector<std::pair<const std::string*, const Item*>> left;  // by id: items are unordered
+    for (const auto& [id, item] : lane.items) {
+      if (item.accepted && item.end == 0 && !item.flagged) left.emplace_back(&id, &item);
+    }
+    std::sort(left.begin(), left.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
+    for (const auto& [id_p, item_p] : left) {
+      const std::string& id = *id_p;
+      const Item& item = *item_p;
       const std::size_t at = item.start != 0 ? item.start : item.answer;
       lines.push_back(at);
       open += (open.empty() ? "" : ", ") + q(id) + (item.start != 0 ? " (turn never ended)" : " (never started)");
@@ -149,7 +187,7 @@ class LaneChecker {
   // Where each fiber and context comes from, for [LANE-8.5] and [LANE-8.6], and
   // [LANE-8.8]: a submission is answered before its fiber does anything else.
   void origins(const Event& e) {
-    if (const auto p = pending_.find(e.fiber); p != pending_.end()) {
+    if (const auto p = pending_.empty() ? pending_.end() : pending_.find(e.fiber); p != pending_.end()) {
       const bool answer = (e.ev == "lane.accepted" || e.ev == "lane.refused") &&
                           e.str("lane") == p->second.lane && e.str("item") == p->second.item;
       if (!answer) {  // [LANE-8.8] registered before the call returns
@@ -160,6 +198,7 @@ class LaneChecker {
       }
       pending_.erase(p);
     }
+    if (e.ev[0] == 'l') return;  // lane.*: none of the below
     if (e.ev == "fiber.spawn") {  // [LANE-8.5] started from a turn: remember which lanes
       std::set<std::string> from = lanes_of(e.fiber);
       if (const auto up = spawned_in_.find(e.fiber); up != spawned_in_.end())
@@ -209,7 +248,7 @@ class LaneChecker {
     item.op = e.str("op");
     item.fiber = e.fiber;
     item.submitter_on_lane = on_lane(e.fiber, name);
-    item.submitter_in_turn = !lanes_of(e.fiber).empty();
+    item.submitter_in_turn = fiber_turns_.count(e.fiber) != 0;  // (emptied entries are erased)
     if (!item.submitter_on_lane) {
       item.off_lane_rule = off_lane_rule(e.fiber, name);
       if (item.off_lane_rule == std::string("LANE-8.5"))
@@ -328,7 +367,7 @@ class LaneChecker {
     auto& turns = fiber_turns_[item.start_fiber];
     const auto mine = std::find(turns.rbegin(), turns.rend(), name);
     if (mine != turns.rend()) turns.erase(std::next(mine).base());
-    if (turns.empty()) fiber_turns_.erase(item.start_fiber);  // state for what is open only
+    if (turns.empty()) fiber_turns_.erase(item.start_fiber);  // on no lane: nothing to keep
   }
 
   void resumed(const std::string& name, const Event& e, const std::string& id, Item& item) {
@@ -383,6 +422,7 @@ class LaneChecker {
   Report& r_;
   std::map<std::string, Lane> lanes_;
   std::map<std::string, std::vector<std::string>> fiber_turns_;  // fiber -> lanes it is in
+  std::deque<std::pair<std::string, std::string>> settled_;       // (lane, item), oldest first
   struct Pending {
     std::string lane, item;
     std::size_t line;
@@ -396,12 +436,6 @@ class LaneChecker {
 
 }  // namespace
 
-void check_lanes(const Trace& trace, Report& report) {
-  LaneChecker checker(report);
-  for (const Event& e : trace.events) {
-    if (e.ev == "end") checker.at_end(e);
-    else checker.on_event(e);
-  }
-}
+std::unique_ptr<Checker> make_lane_checker(Report& report) { return std::make_unique<LaneChecker>(report); }
 
 }  // namespace turnstile::oracle::detail

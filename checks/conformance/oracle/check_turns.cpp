@@ -19,11 +19,14 @@
 //     interleaved, settled and refused calls wait for nothing.
 // An await that is not refused and closes a cycle of that relation is a
 // possible hang; a `turn.await_refused` whose await closes no cycle is a false
-// refusal. Which awaits are refused is read ahead (a pre-pass pairs each
-// `turn.await_refused` with the await it answers): a refused await never
-// becomes an edge, so two awaits racing to close one cycle are judged as the
-// runtime judged them (the one refused is the one that would have closed it),
-// whatever the order their `turn.await` lines were written in.
+// refusal. Which awaits are refused is read ahead: a refusal answers the await
+// that is its fiber's previous event (the awaiting fiber emits nothing between
+// the two), so StreamingTurns holds the checker's events back from such an
+// await, which may still become a wait edge, until its fiber's next event says
+// whether it was refused: a refused await never becomes an edge, so two awaits
+// racing to close one cycle are judged as the runtime judged them (the one
+// refused is the one that would have closed it), whatever the order their
+// `turn.await` lines were written in.
 //
 // A `turn.reentry` is a serial call ([TURN-5.2]); a violation of TURN-2.x or
 // TURN-3.1 involving one is reported as TURN-5.2.
@@ -41,6 +44,7 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "oracle/check_internal.hpp"
 
@@ -83,31 +87,31 @@ struct Hop {
   const Await* via;
 };
 
-// Pairs each `turn.await_refused` with the `turn.await` it answers: the latest
-// unanswered await of that call on that fiber before it.
+// Each `turn.await_refused` paired with the `turn.await` it answers (filled by
+// StreamingTurns before the checker sees either).
 struct Refusals {
   std::map<std::size_t, std::size_t> of_await;   // await line -> refusal line
   std::map<std::size_t, std::size_t> of_refusal; // refusal line -> await line
-
-  explicit Refusals(const Trace& trace) {
-    std::map<std::string, std::vector<std::size_t>> open;  // fiber\nact\ncall -> await lines
-    for (const Event& e : trace.events) {
-      if (e.ev != "turn.await" && e.ev != "turn.await_refused") continue;
-      auto& lines = open[e.fiber + '\n' + e.str("act") + '\n' + e.str("call")];
-      if (e.ev == "turn.await") {
-        lines.push_back(e.line);
-      } else if (!lines.empty()) {
-        of_await[lines.back()] = e.line;
-        of_refusal[e.line] = lines.back();
-        lines.pop_back();
-      }
-    }
-  }
 };
 
 class TurnChecker {
  public:
   TurnChecker(Report& report, const Refusals& refusals) : r_(report), refusals_(refusals) {}
+
+  std::size_t retained() const {
+    std::size_t n = calls_.size() + activations_.size() + awaits_.size() + position_.size() +
+                    inherited_.size() + reported_.size();
+    for (const auto& [act, tasks] : tasks_) n += tasks.size();
+    return n;
+  }
+
+  // Whether the `turn.await` `e` would become a wait edge unless refused: it
+  // is made from a turn, of a call made and not settled.
+  bool may_wait(const Event& e) const {
+    const auto it = calls_.find(e.str("act") + '\n' + e.str("call"));
+    return it != calls_.end() && it->second.end == 0 && it->second.refused == 0 &&
+           part_of(e.fiber) != nullptr;
+  }
 
   void on_event(const Event& e) {
     if (e.ev == "fiber.spawn") return spawn(e);
@@ -588,7 +592,7 @@ class TurnChecker {
   std::map<std::string, std::pair<bool, std::size_t>> modes_;  // "act\nmethod" -> serial?, first call
   std::map<std::size_t, Await> awaits_;  // by the line of their `turn.await`
   // Per fiber, the turns it opened, innermost last: a call, or null for a lane turn.
-  std::map<std::string, std::vector<Call*>> position_;
+  std::unordered_map<std::string, std::vector<Call*>> position_;  // never iterated in order
   std::map<std::string, Call*> inherited_;  // structured children: the parent's turn at the spawn
   std::map<std::string, std::vector<std::string>> tasks_;  // started tasks per activation
   std::set<std::set<const Call*>> reported_;  // cycles already reported
@@ -597,15 +601,80 @@ class TurnChecker {
   std::map<const Call*, Cause> consequence_;  // at `end`: what follows from a TURN-3.2 violation
 };
 
+// Feeds TurnChecker in one pass. A `turn.await` that may become a wait edge
+// is *pending* until its fiber's next event, which is its `turn.await_refused`
+// or shows it was not refused, or the awaited call's `turn.end` (which answers
+// the await: a refusal after it answers nothing); from a pending await on, the events TurnChecker
+// reads are held back (in order) and replayed once no earlier await is
+// pending. Held: what arrives while such an await is in flight (its fiber
+// blocked in it), so the buffer is bounded by what is open.
+class StreamingTurns : public Checker {
+ public:
+  explicit StreamingTurns(Report& report) : checker_(report, refusals_) {}
+
+  std::size_t retained() const override {
+    return checker_.retained() + held_.size() + last_await_.size() + refusals_.of_await.size();
+  }
+
+  void on_event(const Event& e) override {
+    const auto last = last_await_.empty() ? last_await_.end() : last_await_.find(e.fiber);
+    if (last != last_await_.end()) {  // this fiber's previous event was a `turn.await`
+      if (e.ev == "turn.await_refused" && last->second.key == e.str("act") + '\n' + e.str("call")) {
+        refusals_.of_await[last->second.line] = e.line;
+        refusals_.of_refusal[e.line] = last->second.line;
+      }
+      pending_.erase(last->second.line);
+      last_await_.erase(last);
+    }
+    if (e.ev == "turn.await") last_await_[e.fiber] = {e.line, e.str("act") + '\n' + e.str("call")};
+    if (!last_await_.empty() && e.ev == "turn.end") {  // the awaits of the call are answered: none is refused now
+      const std::string key = e.str("act") + '\n' + e.str("call");
+      for (auto it = last_await_.begin(); it != last_await_.end();) {
+        if (it->second.key != key) { ++it; continue; }
+        pending_.erase(it->second.line);
+        it = last_await_.erase(it);
+      }
+    }
+    if (reads(e)) {
+      if (e.ev == "turn.await" && (!held_.empty() || checker_.may_wait(e))) pending_.insert(e.line);
+      if (held_.empty() && pending_.count(e.line) == 0) checker_.on_event(e);
+      else held_.push_back(e);
+    }
+    replay();
+  }
+
+  void at_end(const Event& end) override {
+    pending_.clear();  // nothing follows: an await still pending was not refused
+    replay();
+    checker_.at_end(end);
+  }
+
+ private:
+  static bool reads(const Event& e) {
+    return e.ev == "fiber.spawn" || e.ev == "lane.turn_start" || e.ev == "lane.turn_end" ||
+           e.ev.rfind("turn.", 0) == 0;
+  }
+
+  void replay() {
+    while (!held_.empty() && pending_.count(held_.front().line) == 0) {
+      checker_.on_event(held_.front());
+      held_.pop_front();
+    }
+  }
+
+  struct Await {
+    std::size_t line;
+    std::string key;  // act\ncall
+  };
+  Refusals refusals_;
+  TurnChecker checker_;
+  std::map<std::string, Await> last_await_;  // fibers whose last event is a `turn.await`
+  std::set<std::size_t> pending_;            // lines of pending awaits
+  std::deque<Event> held_;
+};
+
 }  // namespace
 
-void check_turns(const Trace& trace, Report& report) {
-  const Refusals refusals(trace);
-  TurnChecker checker(report, refusals);
-  for (const Event& e : trace.events) {
-    if (e.ev == "end") checker.at_end(e);
-    else checker.on_event(e);
-  }
-}
+std::unique_ptr<Checker> make_turn_checker(Report& report) { return std::make_unique<StreamingTurns>(report); }
 
 }  // namespace turnstile::oracle::detail

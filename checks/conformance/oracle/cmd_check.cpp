@@ -16,6 +16,7 @@
 #include "oracle/commands.hpp"
 #include "oracle/rules.hpp"
 #include "oracle/scenario.hpp"
+#include "oracle/stream.hpp"
 #include "oracle/trace.hpp"
 
 namespace turnstile::oracle {
@@ -123,24 +124,21 @@ int cmd_check(Args args) {
   std::vector<Outcome> outcomes;
   for (const auto& input : inputs) {
     Outcome o;
-    ParseResult parsed = InputError{};
+    StreamResult checked;  // one pass over the input ([TRACE-4.1] errors as parse_trace's)
+    const Scenario* s = scenario ? &*scenario : nullptr;
     if (input == "-") {
       o.source = "<stdin>";
-      parsed = parse_trace(std::cin, o.source);
+      checked = check_stream(std::cin, o.source, s);
     } else {
       o.source = input;
       std::ifstream file(input, std::ios::binary);
-      if (!file) parsed = InputError{input, 0, "", "cannot open the file"};
-      else parsed = parse_trace(file, input);
+      if (!file) checked.error = InputError{input, 0, "", "cannot open the file"};
+      else checked = check_stream(file, input, s);
     }
-    if (auto* e = std::get_if<InputError>(&parsed)) {
-      o.error = *e;
-    } else if (auto mismatch = scenario ? scenario_mismatch(*scenario, std::get<Trace>(parsed))
-                                        : std::nullopt) {
-      o.error = std::move(mismatch);  // checked against another scenario: unusable
+    if (checked.error) {
+      o.error = std::move(checked.error);  // unusable, or checked against another scenario
     } else {
-      const Trace& trace = std::get<Trace>(parsed);
-      o.violations = check_with_scenario(trace, scenario ? &*scenario : nullptr);
+      o.violations = std::move(checked.violations);
       std::tie(o.new_failures, o.known_failures) = mark_known(o.violations, known);
     }
     outcomes.push_back(std::move(o));

@@ -1,7 +1,9 @@
 // oracle/scenario.cpp: parse_scenario (spec/trace-format.md section 2) and
 // check_expectations (each op's `expect`, reported under its `rule`).
 #include <algorithm>
+#include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -166,7 +168,9 @@ std::string text_or_unknown(const Event& e, const char* field) {
   return e.has(field) ? e.text(field) : std::string("?");
 }
 
-// The trace events check_expectations needs, indexed by the ids they carry.
+// The trace events check_expectations needs, indexed by the ids they carry,
+// built as the trace streams by. Only events the scenario's ops can look up
+// are kept (the names below), so its size is bounded by the scenario's.
 struct Index {
   std::map<std::string, const Event*> submit, answer, resumed, turn_start;  // lane: by item
   std::map<std::string, const Event*> read;                     // by op
@@ -175,7 +179,8 @@ struct Index {
   std::map<std::string, const Event*> await_refused;            // turn.await_refused by call
   std::set<std::string> drained;                                // lanes
   std::size_t end_line = 0;
-  const std::vector<Violation>* trace_violations = nullptr;  // what the trace checks found
+  // What the trace checks found (set for the duration of a finish()).
+  mutable const std::vector<Violation>* trace_violations = nullptr;
 
   // The first trace violation at one of `lines`, as a cause.
   std::optional<Cause> blamed(const std::vector<std::size_t>& lines) const {
@@ -186,25 +191,65 @@ struct Index {
     return std::nullopt;
   }
 
-  explicit Index(const Trace& t) {
-    for (const Event& e : t.events) {
-      end_line = e.line;
-      auto s = [&](const char* f) { return e.text(f); };
-      if (e.ev == "lane.submit") submit.emplace(s("lane") + "\n" + s("item"), &e);
-      else if (e.ev == "lane.accepted" || e.ev == "lane.refused")
-        answer.emplace(s("lane") + "\n" + s("item"), &e);
-      else if (e.ev == "lane.resumed") resumed.emplace(s("lane") + "\n" + s("item"), &e);
-      else if (e.ev == "lane.turn_start") turn_start.emplace(s("lane") + "\n" + s("item"), &e);
-      else if (e.ev == "lane.drained") drained.insert(s("lane"));
-      else if (e.ev == "fl.read" && !s("op").empty()) read.emplace(s("op"), &e);
-      else if (e.ev == "turn.call" && !s("op").empty()) call.emplace(s("act") + "\n" + s("op"), &e);
-      else if (e.ev == "turn.reentry") call.emplace(s("act") + "\n" + s("call"), &e);
-      else if (e.ev == "turn.refused" || e.ev == "turn.end")
-        call_answer.emplace(s("act") + "\n" + s("call"), &e);
-      else if (e.ev == "turn.await_refused")
-        await_refused.emplace(s("act") + "\n" + s("call"), &e);
+  explicit Index(const json& doc) {
+    for (const auto& f : doc["fibers"]) name_ops(f["ops"]);
+  }
+
+  void add(const Event& e) {
+    end_line = e.line;
+    auto s = [&](const char* f) { return e.text(f); };
+    if (e.ev == "lane.submit" || e.ev == "lane.accepted" || e.ev == "lane.refused" ||
+        e.ev == "lane.resumed" || e.ev == "lane.turn_start") {
+      std::string k = s("lane") + "\n" + s("item");
+      if (items_.count(k) == 0) return;
+      auto& m = e.ev == "lane.submit"       ? submit
+                : e.ev == "lane.resumed"    ? resumed
+                : e.ev == "lane.turn_start" ? turn_start
+                                            : answer;
+      if (m.count(k) == 0) m.emplace(std::move(k), keep(e));
+    } else if (e.ev == "lane.drained") {
+      if (close_lanes_.count(s("lane")) != 0) drained.insert(s("lane"));
+    } else if (e.ev == "fl.read" && !s("op").empty()) {
+      if (reads_.count(s("op")) != 0 && read.count(s("op")) == 0) read.emplace(s("op"), keep(e));
+    } else if ((e.ev == "turn.call" && !s("op").empty()) || e.ev == "turn.reentry") {
+      const std::string id = e.ev == "turn.call" ? s("op") : s("call");
+      std::string k = s("act") + "\n" + id;
+      if ((calls_.count(k) != 0 || turns_.count(id) != 0) && call.count(k) == 0) {
+        call.emplace(std::move(k), keep(e));
+        made_.insert(s("act") + "\n" + s("call"));
+      }
+    } else if (e.ev == "turn.refused" || e.ev == "turn.end" || e.ev == "turn.await_refused") {
+      // Answers of calls the index holds (a call is made before it is answered).
+      std::string k = s("act") + "\n" + s("call");
+      auto& m = e.ev == "turn.await_refused" ? await_refused : call_answer;
+      if (made_.count(k) != 0 && m.count(k) == 0) m.emplace(std::move(k), keep(e));
     }
   }
+
+  std::size_t size() const { return kept_.size() + drained.size(); }
+
+ private:
+  void name_ops(const json& ops) {
+    for (const auto& op : ops) {
+      const std::string what = op["do"].get<std::string>();
+      const std::string id = op["id"].get<std::string>();
+      if (what == "run" || what == "post") items_.insert(op["lane"].get<std::string>() + "\n" + id);
+      else if (what == "close") close_lanes_.insert(op["lane"].get<std::string>());
+      else if (what == "read") reads_.insert(id);
+      else if (what == "call") calls_.insert(op["act"].get<std::string>() + "\n" + id);
+      else if (what == "turn") turns_.insert(id);
+      if (op.contains("body")) name_ops(op["body"]);
+    }
+  }
+
+  const Event* keep(const Event& e) {
+    kept_.push_back(e);
+    return &kept_.back();
+  }
+
+  std::set<std::string> items_, close_lanes_, reads_, calls_, turns_;  // what the ops look up
+  std::set<std::string> made_;  // act\ncall of the calls in `call`
+  std::deque<Event> kept_;      // the events the maps point to
 };
 
 struct Outcome {
@@ -368,15 +413,6 @@ void check_list(const json& ops, const Index& ix, const Enclosing& in, std::vect
   }
 }
 
-std::vector<Violation> expectations(const Scenario& scenario, const Trace& trace,
-                                    const std::vector<Violation>* trace_violations) {
-  std::vector<Violation> out;
-  Index ix(trace);
-  ix.trace_violations = trace_violations;
-  for (const auto& f : scenario.doc["fibers"]) check_list(f["ops"], ix, Enclosing{}, out);
-  return out;
-}
-
 }  // namespace
 
 
@@ -392,21 +428,58 @@ std::variant<Scenario, InputError> parse_scenario(const nlohmann::json& doc, std
   }
 }
 
-std::vector<Violation> check_expectations(const Scenario& scenario, const Trace& trace) {
-  return expectations(scenario, trace, nullptr);
+struct ExpectationChecker::State {
+  const Scenario& scenario;
+  Index index;
+};
+
+ExpectationChecker::ExpectationChecker(const Scenario& scenario)
+    : state_(std::make_unique<State>(State{scenario, Index(scenario.doc)})) {}
+ExpectationChecker::~ExpectationChecker() = default;
+
+void ExpectationChecker::on_event(const Event& e) { state_->index.add(e); }
+
+std::size_t ExpectationChecker::retained() const { return state_->index.size(); }
+
+std::vector<Violation> ExpectationChecker::finish(const std::vector<Violation>* trace_violations) const {
+  std::vector<Violation> out;
+  const Index& ix = state_->index;
+  ix.trace_violations = trace_violations;
+  for (const auto& f : state_->scenario.doc["fibers"]) check_list(f["ops"], ix, Enclosing{}, out);
+  ix.trace_violations = nullptr;
+  return out;
 }
 
-std::optional<InputError> scenario_mismatch(const Scenario& scenario, const Trace& trace) {
-  if (!trace.scenario || *trace.scenario == scenario.id) return std::nullopt;
-  return InputError{trace.source, 1, "scenario",
-                    "the trace executes scenario '" + *trace.scenario +
+std::vector<Violation> check_expectations(const Scenario& scenario, const Trace& trace) {
+  ExpectationChecker checker(scenario);
+  for (const Event& e : trace.events) checker.on_event(e);
+  return checker.finish();
+}
+
+std::optional<InputError> scenario_mismatch(const Scenario& scenario,
+                                            const std::optional<std::string>& trace_scenario,
+                                            const std::string& source) {
+  if (!trace_scenario || *trace_scenario == scenario.id) return std::nullopt;
+  return InputError{source, 1, "scenario",
+                    "the trace executes scenario '" + *trace_scenario +
                         "' but is checked against scenario '" + scenario.id + "'"};
 }
 
+std::optional<InputError> scenario_mismatch(const Scenario& scenario, const Trace& trace) {
+  return scenario_mismatch(scenario, trace.scenario, trace.source);
+}
+
 std::vector<Violation> check_with_scenario(const Trace& trace, const Scenario* scenario) {
-  std::vector<Violation> out = check_trace(trace);
-  if (scenario == nullptr) return out;
-  std::vector<Violation> more = expectations(*scenario, trace, &out);
+  TraceChecker checker;
+  std::unique_ptr<ExpectationChecker> expectations;
+  if (scenario != nullptr) expectations = std::make_unique<ExpectationChecker>(*scenario);
+  for (const Event& e : trace.events) {
+    checker.on_event(e);
+    if (expectations) expectations->on_event(e);
+  }
+  std::vector<Violation> out = checker.finish();
+  if (!expectations) return out;
+  std::vector<Violation> more = expectations->finish(&out);
   out.insert(out.end(), more.begin(), more.end());
   return out;
 }

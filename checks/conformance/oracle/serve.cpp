@@ -11,6 +11,7 @@
 #include "oracle/commands.hpp"
 #include "oracle/rules.hpp"
 #include "oracle/scenario.hpp"
+#include "oracle/stream.hpp"
 #include "oracle/trace.hpp"
 
 namespace turnstile::oracle {
@@ -92,14 +93,15 @@ json check(const json& req) {
     }
     scenario = std::get<Scenario>(std::move(parsed));
   }
-  auto parsed = parse_trace_text(req["trace"].get<std::string>(), "<request>");
-  if (auto* e = std::get_if<InputError>(&parsed)) throw RequestError{"unusable-trace", e->to_string()};
-  const Trace& trace = std::get<Trace>(parsed);
-  if (scenario) {
-    if (auto mismatch = scenario_mismatch(*scenario, trace))
-      throw RequestError{"bad-request", mismatch->to_string()};
+  // One pass over the request's trace text: no copy of it, no event kept.
+  StreamResult checked = check_stream_text(req["trace"].get_ref<const std::string&>(), "<request>",
+                                           scenario ? &*scenario : nullptr);
+  if (checked.error) {
+    // A trace of another scenario is a bad request; any other error an unusable trace.
+    if (checked.wrong_scenario) throw RequestError{"bad-request", checked.error->to_string()};
+    throw RequestError{"unusable-trace", checked.error->to_string()};
   }
-  std::vector<Violation> violations = check_with_scenario(trace, scenario ? &*scenario : nullptr);
+  std::vector<Violation> violations = std::move(checked.violations);
   const auto [fresh, old] = mark_known(violations, known);
   json list = json::array();
   for (const auto& v : violations) list.push_back(to_json(v));

@@ -1,7 +1,7 @@
 // oracle/trace.hpp: a trace of spec/trace-format.md, parsed and validated.
 //
-// Contract: parse_trace() never throws on bad input and never crashes: any input
-// (bad JSON, a missing or mistyped field, an unknown event, a `seq` out of order,
+// Contract: read_trace() and parse_trace() never throw on bad input and never
+// crash: any input (bad JSON, a missing or mistyped field, an unknown event, a `seq` out of order,
 // a line longer than kMaxLineBytes, bytes that are not UTF-8, no header, no end
 // marker, a higher format) yields an InputError naming the line (1-based; 0 for
 // the input as a whole) and the field at fault. Only std::bad_alloc escapes.
@@ -10,9 +10,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -32,17 +34,19 @@ using Value = nlohmann::json;
 // "\"x\"", "1", "null": a value as the trace spelled it (for messages).
 std::string show_value(const Value& v);
 
-// One line of a trace. `data` is the whole JSON object of the line; the fields
-// every event has are also kept typed. Checkers read fields only through the
-// accessors (the representation behind them may change).
+// One line of a trace, as the reader keeps it: the fields every event has,
+// typed, and the line's other top-level fields in a small flat list (no JSON
+// tree). Checkers read fields only through the accessors; the representation
+// behind them may change. An Event is a value: the streaming reader refills one
+// Event per line, reusing its storage.
 struct Event {
   std::size_t line = 0;  // 1-based line number in the input
   std::int64_t seq = 0;
   std::string ev;        // "lane.submit", "fl.read", ...
   std::string fiber;     // empty for `trace` and `end`
-  nlohmann::json data;
 
-  // Field accessors for fields parse_trace() has validated for this `ev`.
+  // Field accessors for fields the reader has validated for this `ev`
+  // (str() of an absent field is "", value() of an absent field is null).
   const std::string& str(const char* field) const;
   bool flag(const char* field) const;
   // Whether the line has `field` at all.
@@ -51,6 +55,33 @@ struct Event {
   std::string text(const char* field) const;
   // A fiber-local value field (fl.bind's and fl.read's `value`), validated.
   const Value& value(const char* field) const;
+
+  // One top-level field of the line. `json` holds the field's JSON value when
+  // the reader had it as JSON (a number it did not read itself, an object or
+  // an array), else it is made on the first value() call.
+  enum class Type { kString, kBool, kSigned, kUnsigned, kFloat, kNull, kStructured };
+  struct Field {
+    std::string name;
+    Type type = Type::kNull;
+    std::string text;           // kString
+    bool boolean = false;       // kBool
+    std::int64_t integer = 0;   // kSigned (negative)
+    std::uint64_t uinteger = 0; // kUnsigned (non-negative)
+    mutable bool has_json = false;
+    mutable Value json;
+  };
+  // The field named `name`, or null.
+  const Field* find(std::string_view name) const;
+  const Field* find(const char* name) const;
+  // Starts a new line's fields (storage is kept for reuse), and appends one.
+  void clear_fields() { count_ = 0; }
+  Field& add_field(std::string_view name);
+  // Replaces the fields with the members of the JSON object `doc`.
+  void assign(const nlohmann::json& doc);
+
+ private:
+  std::vector<Field> fields_;
+  std::size_t count_ = 0;
 };
 
 struct InputError {
@@ -73,7 +104,19 @@ struct Trace {
 
 using ParseResult = std::variant<Trace, InputError>;
 
+// Reads the whole trace into memory (for tests and small traces; `check` and
+// `serve` stream it with read_trace(), see oracle/stream.hpp).
 ParseResult parse_trace(std::istream& in, std::string source);
 ParseResult parse_trace_text(std::string_view text, std::string source);
+
+// The streaming reader: validates the trace line by line and hands each valid
+// event, in order, to `sink` (the same Event object, refilled: copy what must
+// outlive the call). Stops at the first unusable line; returns that error, or
+// the trace-level one (empty input, no `end`), or nullopt for a usable trace.
+// Holds at most one line (kMaxLineBytes) at a time.
+using EventSink = std::function<void(const Event&)>;
+std::optional<InputError> read_trace(std::istream& in, const std::string& source, const EventSink& sink);
+std::optional<InputError> read_trace_text(std::string_view text, const std::string& source,
+                                          const EventSink& sink);
 
 }  // namespace turnstile::oracle

@@ -98,24 +98,25 @@ const EventSpec* find_event_spec(std::string_view ev) {
   return it == specs.end() ? nullptr : &*it;
 }
 
-std::optional<std::string> check_field(const nlohmann::json& doc, const FieldSpec& field) {
-  const auto it = doc.find(field.name);
-  if (it == doc.end()) {
+std::optional<std::string> check_field(const Event& e, const FieldSpec& field) {
+  using T = Event::Type;
+  const Event::Field* f = e.find(field.name);
+  if (f == nullptr) {
     if (field.required) return std::string("missing");
     return std::nullopt;
   }
   bool ok = false;
   switch (field.kind) {
-    case K::kId: ok = it->is_string() && !it->get_ref<const std::string&>().empty(); break;
-    case K::kString: ok = it->is_string(); break;
-    case K::kBool: ok = it->is_boolean(); break;
-    case K::kInteger: ok = it->is_number_integer(); break;
-    case K::kValue: ok = it->is_string() || it->is_number() || it->is_boolean() || it->is_null(); break;
-    case K::kEnum: ok = it->is_string(); break;
+    case K::kId: ok = f->type == T::kString && !f->text.empty(); break;
+    case K::kString: ok = f->type == T::kString; break;
+    case K::kBool: ok = f->type == T::kBool; break;
+    case K::kInteger: ok = f->type == T::kSigned || f->type == T::kUnsigned; break;
+    case K::kValue: ok = f->type != T::kStructured; break;
+    case K::kEnum: ok = f->type == T::kString; break;
   }
   if (!ok) return std::string("must be ") + kind_name(field.kind);
   if (field.kind == K::kEnum) {
-    const auto& v = it->get_ref<const std::string&>();
+    const std::string& v = f->text;
     if (std::find(field.values.begin(), field.values.end(), v) == field.values.end()) {
       std::string allowed;
       for (const auto& a : field.values) allowed += (allowed.empty() ? "\"" : ", \"") + std::string(a) + "\"";
@@ -125,11 +126,11 @@ std::optional<std::string> check_field(const nlohmann::json& doc, const FieldSpe
   return std::nullopt;
 }
 
-std::optional<std::pair<std::string, std::string>> check_cross_fields(
-    std::string_view ev, const nlohmann::json& doc) {
+std::optional<std::pair<std::string, std::string>> check_cross_fields(std::string_view ev,
+                                                                     const Event& e) {
   if (ev != "fl.read") return std::nullopt;
-  const bool unbound = doc.contains("unbound") && doc["unbound"].get<bool>();
-  const bool has_value = doc.contains("value");
+  const bool unbound = e.flag("unbound");
+  const bool has_value = e.has("value");
   if (unbound && has_value) return std::pair<std::string, std::string>{"unbound", "`unbound: true` with a `value`"};
   if (!unbound && !has_value) return std::pair<std::string, std::string>{"value", "missing (or `unbound: true`)"};
   return std::nullopt;

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "oracle/trace.hpp"
 
 namespace turnstile::oracle {
 
@@ -38,12 +38,12 @@ struct EventSpec {
 // Null for an event name that is not in format 1.
 const EventSpec* find_event_spec(std::string_view ev);
 
-// What is wrong with `field` of `doc`, or nullopt when it is fine.
-std::optional<std::string> check_field(const nlohmann::json& doc, const FieldSpec& field);
+// What is wrong with `field` of the event's line, or nullopt when it is fine.
+std::optional<std::string> check_field(const Event& e, const FieldSpec& field);
 
 // Rules between fields of one event (fl.read: `value` or `unbound: true`):
 // {field, problem} or nullopt.
-std::optional<std::pair<std::string, std::string>> check_cross_fields(
-    std::string_view ev, const nlohmann::json& doc);
+std::optional<std::pair<std::string, std::string>> check_cross_fields(std::string_view ev,
+                                                                     const Event& e);
 
 }  // namespace turnstile::oracle

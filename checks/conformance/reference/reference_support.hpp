@@ -46,13 +46,13 @@ inline std::optional<Trace> local_parse(const std::string& text, std::string& wh
       e.fiber = j["fiber"].get<std::string>();
     }
     if ((n == 1) != (e.ev == "trace")) return why = "line " + std::to_string(n) + ": header", std::nullopt;
-    e.data = std::move(j);
+    e.assign(j);
     t.events.push_back(std::move(e));
   }
   if (t.events.empty() || t.events.back().ev != "end") return why = "no end marker", std::nullopt;
   for (std::size_t i = 0; i + 1 < t.events.size(); ++i)
     if (t.events[i].ev == "end") return why = "end before the last line", std::nullopt;
-  t.end_status = t.events.back().data.value("status", "");
+  t.end_status = t.events.back().text("status");
   return t;
 }
 
@@ -63,8 +63,7 @@ inline std::string local_sanity(const Trace& t) {
   std::map<std::string, bool> accepted;
   std::map<std::string, int> calls, call_answers;
   for (const Event& e : t.events) {
-    const json& d = e.data;
-    auto k = [&](const char* a, const char* b) { return d.value(a, "") + "\n" + d.value(b, ""); };
+    auto k = [&](const char* a, const char* b) { return e.text(a) + "\n" + e.text(b); };
     if (e.ev == "lane.submit") ++submit[k("lane", "item")];
     if (e.ev == "lane.accepted") { ++answer[k("lane", "item")]; accepted[k("lane", "item")] = true; }
     if (e.ev == "lane.refused") ++answer[k("lane", "item")];

@@ -1,0 +1,201 @@
+// tests/stream_test.cpp: the one-pass checker (oracle/stream.hpp): its state
+// does not grow with the length of a trace, it reports what check_trace()
+// reports, and its line reader reads every line as nlohmann::json does.
+#include <nlohmann/json.hpp>
+
+#include "corpus_support.hpp"
+#include "oracle/stream.hpp"
+
+namespace turnstile::oracle::testing {
+namespace {
+
+// A clean lane trace body: `items` runs of lanes L0..L3, 4 in flight per lane.
+std::vector<std::string> lane_items(std::size_t items, std::size_t first_seq) {
+  std::vector<std::string> out;
+  std::size_t seq = first_seq;
+  auto line = [&](const std::string& body) { out.push_back(R"({"seq":)" + std::to_string(seq++) + "," + body + "}"); };
+  for (std::size_t i = 0; i < items; i += 4) {
+    const std::string lane = "\"lane\":\"L" + std::to_string(i / 4 % 4) + "\"";
+    for (std::size_t k = i; k < i + 4; ++k) {
+      const std::string f = "\"fiber\":\"f" + std::to_string(k % 4) + "\"";
+      const std::string item = "\"item\":\"i" + std::to_string(k) + "\"";
+      line(R"("ev":"lane.submit",)" + f + "," + lane + "," + item + R"(,"op":"run")");
+      line(R"("ev":"lane.accepted",)" + f + "," + lane + "," + item);
+    }
+    for (std::size_t k = i; k < i + 4; ++k) {
+      const std::string f = "\"fiber\":\"f" + std::to_string(k % 4) + "\"";
+      const std::string item = "\"item\":\"i" + std::to_string(k) + "\"";
+      line(R"("ev":"lane.turn_start","fiber":"w",)" + lane + "," + item);
+      line(R"("ev":"lane.turn_end","fiber":"w",)" + lane + "," + item + R"(,"outcome":"ok")");
+      line(R"("ev":"lane.resumed",)" + f + "," + lane + "," + item + R"(,"outcome":"ok")");
+    }
+  }
+  return out;
+}
+
+// Fiber-local binds and restores of ever new values, with reads between.
+std::vector<std::string> fl_binds(std::size_t binds, std::size_t first_seq) {
+  std::vector<std::string> out;
+  std::size_t seq = first_seq;
+  auto line = [&](const std::string& body) { out.push_back(R"({"seq":)" + std::to_string(seq++) + "," + body + "}"); };
+  for (std::size_t i = 0; i < binds; ++i) {
+    const std::string v = std::to_string(i);
+    line(R"("ev":"fl.bind","fiber":"g","key":"k","value":)" + v);
+    line(R"("ev":"fl.read","fiber":"g","key":"k","value":)" + v);
+    line(R"("ev":"fl.restore","fiber":"g","key":"k")");
+    line(R"("ev":"fl.capture","fiber":"g","ctx":"c")");
+    line(R"("ev":"fl.install","fiber":"h","ctx":"c")");
+    line(R"("ev":"fl.uninstall","fiber":"h","ctx":"c")");
+  }
+  return out;
+}
+
+// Feeds the header and `body` to a TraceChecker; its retained() afterwards.
+std::size_t retained_after(const std::vector<std::string>& body, std::size_t& found) {
+  TraceChecker checker;
+  std::string text = R"({"seq":1,"ev":"trace","format":1,"impl":"test"})" "\n";
+  for (const auto& l : body) text += l + "\n";
+  const auto error = read_trace_text(text, "stream", [&](const Event& e) { checker.on_event(e); });
+  EXPECT_TRUE(error.has_value() && error->message.find("truncated") != std::string::npos)
+      << "the trace has no `end` on purpose";
+  found = checker.found();
+  return checker.retained();
+}
+
+// spec: [TRACE-4.1]
+TEST(StreamingCheck, LaneStateDoesNotGrowWithTheTrace) {
+  std::size_t found = 0;
+  const std::size_t small = retained_after(lane_items(3000, 2), found);
+  EXPECT_EQ(found, 0u);
+  const std::size_t large = retained_after(lane_items(12000, 2), found);
+  EXPECT_EQ(found, 0u);
+  // Settled items are forgotten past a fixed window: four times the items, the same state.
+  EXPECT_EQ(small, large);
+  EXPECT_LT(large, 3000u);
+}
+
+// spec: [TRACE-4.1]
+TEST(StreamingCheck, FiberLocalHistoryDoesNotGrowWithTheTrace) {
+  std::size_t found = 0;
+  const std::size_t small = retained_after(fl_binds(3000, 2), found);
+  EXPECT_EQ(found, 0u);
+  const std::size_t large = retained_after(fl_binds(9000, 2), found);
+  EXPECT_EQ(found, 0u);
+  EXPECT_EQ(small, large);
+  EXPECT_LT(large, 3000u);
+}
+
+// The window still names a repeated event exactly, and a wrong read among
+// thousands of bindings is still reported (the model, not the window, decides).
+// spec: [LANE-8.1] [FL-3.1] [TRACE-5.1]
+TEST(StreamingCheck, BoundedStateStillReports) {
+  auto body = lane_items(3000, 2);
+  std::size_t seq = body.size() + 2;
+  body.push_back(R"({"seq":)" + std::to_string(seq++) +
+                 R"(,"ev":"lane.turn_end","fiber":"w","lane":"L1","item":"i2999","outcome":"ok"})");
+  auto fl = fl_binds(3000, seq);
+  seq += fl.size();
+  body.insert(body.end(), fl.begin(), fl.end());
+  body.push_back(R"({"seq":)" + std::to_string(seq++) + R"(,"ev":"fl.read","fiber":"g","key":"k","value":7})");
+  std::string text = R"({"seq":1,"ev":"trace","format":1,"impl":"test"})" "\n";
+  for (const auto& l : body) text += l + "\n";
+  text += R"({"seq":)" + std::to_string(seq) + R"(,"ev":"end","status":"quiescent"})" "\n";
+  const StreamResult r = check_stream_text(text, "bounded", nullptr);
+  ASSERT_FALSE(r.error) << r.error->to_string();
+  ASSERT_EQ(r.violations.size(), 2u) << describe(r.violations);
+  EXPECT_EQ(r.violations[0].rule, "LANE-8.1");
+  EXPECT_NE(r.violations[0].message.find("ended twice"), std::string::npos) << describe(r.violations);
+  EXPECT_EQ(r.violations[1].rule, "FL-3.1");
+  EXPECT_EQ(r.violations[1].lines.back(), seq - 1);
+}
+
+// spec: [TRACE-4.1] [TRACE-4.2]
+// spec: [TRACE-2.1]
+TEST(StreamingCheck, SameViolationsAsTheWholeTraceCheckOnTheCorpus) {
+  std::size_t files = 0, with_scenario = 0;
+  for (const auto& kind : {"good", "bad"}) {
+    for (const auto& file : corpus_files(kind)) {
+      SCOPED_TRACE(file.filename().string());
+      const std::string text = read_file(file);
+      const StreamResult streamed = check_stream_text(text, "x", nullptr);
+      ASSERT_FALSE(streamed.error);
+      const auto whole = check_trace(parse_corpus_file(file));
+      ASSERT_EQ(streamed.violations.size(), whole.size());
+      for (std::size_t i = 0; i < whole.size(); ++i) EXPECT_EQ(to_string(streamed.violations[i]), to_string(whole[i]));
+      std::istringstream in(text);
+      EXPECT_EQ(check_stream(in, "x", nullptr).violations.size(), whole.size());
+      ++files;
+      // With its scenario: the whole-trace check_with_scenario(), consequences marked alike.
+      auto sidecar = file;
+      sidecar.replace_extension(".scenario.json");
+      if (!std::filesystem::exists(sidecar)) continue;
+      auto scenario = parse_scenario(nlohmann::json::parse(read_file(sidecar)), "s");
+      ASSERT_TRUE(std::holds_alternative<Scenario>(scenario));
+      const Scenario& s = std::get<Scenario>(scenario);
+      const StreamResult both = check_stream_text(text, "x", &s);
+      ASSERT_FALSE(both.error);
+      const auto expected = check_with_scenario(parse_corpus_file(file), &s);
+      ASSERT_EQ(both.violations.size(), expected.size());
+      for (std::size_t i = 0; i < expected.size(); ++i)
+        EXPECT_EQ(to_string(both.violations[i]), to_string(expected[i]));
+      ++with_scenario;
+    }
+  }
+  EXPECT_GT(files, 40u);
+  EXPECT_GT(with_scenario, 0u);
+}
+
+// Lines the fast reader takes and lines it leaves to nlohmann::json: the same
+// fields, types and values either way (and errors for what is not JSON).
+// spec: [TRACE-1.2] [TRACE-4.1]
+TEST(StreamingCheck, LineReaderReadsFieldsAsJsonDoes) {
+  const std::vector<std::string> values = {
+      R"("plain")", R"("tab\there \"q\" \\ \/ \b\f\n\r")", R"("\u00e9t\u00e9")", "\"caf\xC3\xA9\"",
+      "0", "7", "-12", "123456789012345678", "1234567890123456789", "18446744073709551615",
+      "18446744073709551616", "-0", "1.5", "1e3", "-2.5E-3", "true", "false", "null"};
+  for (const auto& v : values) {
+    SCOPED_TRACE(v);
+    const std::string line = R"({ "seq" : 2 , "ev":"fl.bind","fiber":"f","key":"k","value":)" + v +
+                             R"(,"extra":)" + v + " }";
+    const std::string text = R"({"seq":1,"ev":"trace","format":1,"impl":"t"})" "\n" + line + "\n" +
+                             R"({"seq":3,"ev":"end","status":"quiescent"})" "\n";
+    auto parsed = parse_trace_text(text, "t");
+    ASSERT_TRUE(std::holds_alternative<Trace>(parsed)) << std::get<InputError>(parsed).to_string();
+    const Event& e = std::get<Trace>(parsed).events.at(1);
+    const auto doc = nlohmann::json::parse(line);
+    for (const char* f : {"value", "extra"}) {
+      EXPECT_EQ(e.value(f), doc[f]) << f;
+      EXPECT_EQ(show_value(e.value(f)), doc[f].dump()) << f;
+      EXPECT_EQ(e.value(f).type(), doc[f].type()) << f;
+      EXPECT_EQ(e.text(f), doc[f].is_string() ? doc[f].get<std::string>() : "") << f;
+    }
+    EXPECT_EQ(e.str("key"), "k");
+    EXPECT_EQ(e.fiber, "f");
+  }
+  // A repeated member: nlohmann's reading decides which one counts.
+  auto dup = parse_trace_text(R"({"seq":1,"ev":"trace","format":1,"impl":"a","impl":"b"})" "\n"
+                              R"({"seq":2,"ev":"end","status":"quiescent"})", "t");
+  ASSERT_TRUE(std::holds_alternative<Trace>(dup));
+  EXPECT_EQ(std::get<Trace>(dup).impl,
+            nlohmann::json::parse(R"({"impl":"a","impl":"b"})")["impl"].get<std::string>());
+  // Near misses of the fast reader are errors, worded by nlohmann.
+  for (const std::string bad : {R"({"seq":2,"ev":"x",})", R"({"seq":02,"ev":"x"})", R"({"seq":2 "ev":"x"})",
+                                R"({"seq":2,"ev":"x"} x)", R"({"seq":2,"ev":tru})", "{\"seq\":2,\"ev\":\"a\tb\"}"}) {
+    SCOPED_TRACE(bad);
+    auto r = parse_trace_text(R"({"seq":1,"ev":"trace","format":1,"impl":"t"})" "\n" + bad + "\n", "t");
+    ASSERT_TRUE(std::holds_alternative<InputError>(r));
+    const auto& err = std::get<InputError>(r);
+    EXPECT_EQ(err.line, 2u);
+    std::string what;
+    try {
+      const auto doc = nlohmann::json::parse(bad);
+      ADD_FAILURE() << "nlohmann read it: " << doc.dump();
+    } catch (const nlohmann::json::exception& e) {
+      what = e.what();
+    }
+    EXPECT_EQ(err.message, "not valid JSON: " + what);
+  }
+}
+
+}  // namespace
+}  // namespace turnstile::oracle::testing
