@@ -34,12 +34,12 @@ void Scope::spawn(Task<> task) {
                            "from, or already started) [RT-1.6]");
   pending_.fetch_add(1, std::memory_order_relaxed);  // ordered before the post that starts it
   live_.fetch_add(1, std::memory_order_relaxed);
-  std::string name;
-  if (trace::on()) [[unlikely]] name = detail::trace_spawn(true);  // [TRACE-4.3] structured
+  std::string child_name;
+  if (trace::on()) [[unlikely]] child_name = detail::trace_spawn(true);  // [TRACE-4.3] structured
   // [RT-5.2] the child inherits the parent's context head as it stands now.
   detail::start_fiber(*parent->scheduler, std::move(task), parent->context,
                       [this](const std::exception_ptr& e) noexcept { child_done(e); },
-                      std::move(name));
+                      std::move(child_name));
 }
 
 void Scope::child_done(const std::exception_ptr& error) noexcept {

@@ -101,6 +101,7 @@ class Scope {
   // Both appear in the [RT-5.4] message, so an abort says which scope it was.
   explicit Scope(SourceLocation where = SourceLocation::current()) noexcept
       : file_(where.file_name()), function_(where.function_name()), line_(where.line()) {}
+  // cppcheck-suppress passedByValue ; a sink parameter, moved into name_
   explicit Scope(std::string name, SourceLocation where = SourceLocation::current()) noexcept
       : name_(std::move(name)),
         file_(where.file_name()),
@@ -154,7 +155,7 @@ concept ScopedBody = std::invocable<F&, Scope&> && is_task_v<std::invoke_result_
 
 template <class R, class F>
 Task<R> run_scoped(F body, std::string name, SourceLocation where) {
-  Scope scope(std::move(name), where);
+  Scope scope(name, where);  // a copy: `name` lives in this coroutine's frame until it ends
   std::exception_ptr error;
   std::optional<std::conditional_t<std::is_void_v<R>, char, R>> value;
   try {
@@ -174,6 +175,7 @@ Task<R> run_scoped(F body, std::string name, SourceLocation where) {
     if (!error) error = std::current_exception();  // [RT-5.3] a child's failure, as join reports it
   }
   if (error) std::rethrow_exception(error);  // [RT-5.5] the body's exception wins
+  // cppcheck-suppress missingReturn ; a coroutine: a Task<void> body ends without co_return
   if constexpr (!std::is_void_v<R>) co_return std::move(*value);
 }
 
@@ -187,6 +189,7 @@ Task<> store_result(Task<T> task, std::optional<when_all_value_t<T>>& slot) {
     co_await std::move(task);
     slot.emplace();
   } else {
+    // cppcheck-suppress missingReturn ; a coroutine returning Task<void>: no co_return needed
     slot.emplace(co_await std::move(task));
   }
 }
