@@ -53,6 +53,8 @@
 #include <utility>
 #include <vector>
 
+#include "turnstile/source_location.hpp"  // standard headers only: safe before Relacy
+
 #include <relacy/relacy.hpp>
 
 // The product, this policy and the harnesses spell std::memory_order_*; Relacy's
@@ -66,32 +68,9 @@
 
 namespace turnstile::model {
 
-#if defined(__cpp_lib_source_location)
-using SourceLocation = std::source_location;
-#else
-// clang 14 with libstdc++ 12 has no std::source_location (libstdc++ needs
-// __builtin_source_location, which clang gained in 15). The part of its
-// interface used here, from the builtins clang has; evaluated at the call site
-// like std::source_location::current().
-struct SourceLocation {
-  static constexpr SourceLocation current(const char* file = __builtin_FILE(),
-                                          const char* function = __builtin_FUNCTION(),
-                                          unsigned line = __builtin_LINE()) noexcept {
-    SourceLocation loc;
-    loc.file_ = file;
-    loc.function_ = function;
-    loc.line_ = line;
-    return loc;
-  }
-  constexpr const char* file_name() const noexcept { return file_; }
-  constexpr const char* function_name() const noexcept { return function_; }
-  constexpr unsigned line() const noexcept { return line_; }
-
-  const char* file_ = "";
-  const char* function_ = "";
-  unsigned line_ = 0;
-};
-#endif
+// The product's SourceLocation (std::source_location, or its stand-in where clang
+// 14 with libstdc++ 12 lacks it): every operation records where it was called.
+using turnstile::SourceLocation;
 
 inline rl::debug_info here(const SourceLocation& loc) noexcept {
   return rl::debug_info(loc.function_name(), loc.file_name(), static_cast<unsigned>(loc.line()));

@@ -62,38 +62,10 @@
 
 #include "turnstile/completion.hpp"
 #include "turnstile/fiber.hpp"
+#include "turnstile/source_location.hpp"
 #include "turnstile/task.hpp"
 
 namespace turnstile {
-
-// A place in the source: std::source_location where the standard library has
-// it; otherwise (libstdc++ under clang 14, which lacks the builtin it needs) the
-// same members filled by the compiler's __builtin_FILE/LINE/FUNCTION.
-#if defined(__cpp_lib_source_location)
-using SourceLocation = std::source_location;
-#else
-class SourceLocation {
- public:
-  static constexpr SourceLocation current(const char* file = __builtin_FILE(),
-                                          const char* function = __builtin_FUNCTION(),
-                                          std::uint_least32_t line = __builtin_LINE()) noexcept {
-    SourceLocation l;
-    l.file_ = file;
-    l.function_ = function;
-    l.line_ = line;
-    return l;
-  }
-  constexpr const char* file_name() const noexcept { return file_; }
-  constexpr const char* function_name() const noexcept { return function_; }
-  constexpr std::uint_least32_t line() const noexcept { return line_; }
-  constexpr std::uint_least32_t column() const noexcept { return 0; }
-
- private:
-  const char* file_ = "";
-  const char* function_ = "";
-  std::uint_least32_t line_ = 0;
-};
-#endif
 
 class Scope {
  public:

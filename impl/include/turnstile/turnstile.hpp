@@ -28,6 +28,7 @@
 #include "turnstile/lane_callback.hpp"
 #include "turnstile/scheduler.hpp"
 #include "turnstile/scope.hpp"
+#include "turnstile/source_location.hpp"
 #include "turnstile/state_lane.hpp"
 #include "turnstile/strand.hpp"
 #include "turnstile/sync.hpp"
