@@ -13,7 +13,7 @@ Gate::Gate(std::string name) : name_(std::move(name)) {}
 Gate::~Gate() {
   bool busy = false;
   {
-    std::lock_guard lock(mu_);
+    detail::LockGuard lock(mu_);
     busy = held_ || head_ != nullptr;
   }
   if (busy) {
@@ -40,19 +40,19 @@ Gate::AcquireAwaiter Gate::acquire() {
 
 std::optional<Gate::Holder> Gate::try_acquire() {
   refuse_inside_turn("try_acquire()");
-  std::lock_guard lock(mu_);
+  detail::LockGuard lock(mu_);
   if (held_) return std::nullopt;  // a held gate may have waiters: never overtake them
   held_ = true;
   return Holder(this);
 }
 
 bool Gate::is_held() const {
-  std::lock_guard lock(mu_);
+  detail::LockGuard lock(mu_);
   return held_;
 }
 
 std::size_t Gate::waiting() const {
-  std::lock_guard lock(mu_);
+  detail::LockGuard lock(mu_);
   return waiting_;
 }
 
@@ -66,7 +66,7 @@ void Gate::link(Waiter* w) noexcept {
 void Gate::release_one() noexcept {
   Waiter* next = nullptr;
   {
-    std::lock_guard lock(mu_);
+    detail::LockGuard lock(mu_);
     next = head_;
     if (next == nullptr) {
       held_ = false;

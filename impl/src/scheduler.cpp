@@ -55,7 +55,7 @@ ThreadPool::~ThreadPool() {
   timer_thread_.join();
   timers_->drop_all();
   {
-    std::lock_guard lock(mu_);
+    detail::LockGuard lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -69,7 +69,7 @@ bool ThreadPool::on_carrier() const noexcept {
 }
 
 void ThreadPool::post(Runnable& item) {
-  std::lock_guard lock(mu_);
+  detail::LockGuard lock(mu_);
   ready_.push_back(&item);  // [RT-2.2] FIFO: carriers take from the front
   // Under the lock: a post from another pool's carrier (resume_on) may be the
   // last thing this pool runs; once the item is seen, the owner may destroy the
@@ -85,8 +85,8 @@ void ThreadPool::carrier_loop() {
   for (;;) {
     Runnable* item = nullptr;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !ready_.empty(); });
+      detail::UniqueLock lock(mu_);
+      while (!stopping_ && ready_.empty()) cv_.wait(lock.native());
       if (ready_.empty()) return;  // stopping and drained [RT-2.3]
       item = ready_.front();
       ready_.pop_front();
@@ -114,7 +114,7 @@ void ManualScheduler::arm_timer(std::shared_ptr<detail::TimerEntry> entry) {
 }
 
 Scheduler::Clock::time_point ManualScheduler::now() const {
-  std::lock_guard lock(mu_);
+  detail::LockGuard lock(mu_);
   return now_;  // [RT-8.1] virtual: moves only in advance()
 }
 
@@ -123,7 +123,7 @@ std::size_t ManualScheduler::advance(Clock::duration d) {
     throw std::invalid_argument("ManualScheduler::advance: a negative duration [RT-8.3]");
   Clock::time_point to;
   {
-    std::lock_guard lock(mu_);
+    detail::LockGuard lock(mu_);
     now_ += d;
     to = now_;
   }
@@ -146,12 +146,12 @@ std::optional<Scheduler::Clock::time_point> ManualScheduler::next_deadline() con
 }
 
 void ManualScheduler::post(Runnable& item) {
-  std::lock_guard lock(mu_);
+  detail::LockGuard lock(mu_);
   ready_.push_back(&item);
 }
 
 std::size_t ManualScheduler::ready() const {
-  std::lock_guard lock(mu_);
+  detail::LockGuard lock(mu_);
   return ready_.size();
 }
 
@@ -162,7 +162,7 @@ void ManualScheduler::run_next(std::size_t i) {
         "thread [RT-2.4]");
   Runnable* item = nullptr;
   {
-    std::lock_guard lock(mu_);
+    detail::LockGuard lock(mu_);
     if (i >= ready_.size())
       throw std::out_of_range("ManualScheduler::run_next(" + std::to_string(i) + "): only " +
                               std::to_string(ready_.size()) + " item(s) ready");

@@ -28,7 +28,10 @@ Scope::~Scope() {
 void Scope::spawn(Task<> task) {
   detail::FiberState* parent = detail::current_fiber();
   if (parent == nullptr)
-    throw FrameworkContextError("Scope::spawn called on a plain thread (no fiber) [RT-5.1]");
+    throw FrameworkContextError(
+        "Scope::spawn called outside a fiber: on a plain thread, or inside a lane turn, which "
+        "runs on no fiber and cannot wait to join a child ([LANE-8.10]); start work from a "
+        "lane turn with detach (it enters the lane normally, [LANE-8.5]) [RT-5.1]");
   if (!task.valid()) [[unlikely]]  // [RT-1.6] before anything is counted
     throw std::logic_error("turnstile: Scope::spawn of an empty Task (default-constructed, moved "
                            "from, or already started) [RT-1.6]");
@@ -44,7 +47,7 @@ void Scope::spawn(Task<> task) {
 
 void Scope::child_done(const std::exception_ptr& error) noexcept {
   if (error) {
-    std::lock_guard lock(error_mu_);
+    detail::LockGuard lock(error_mu_);
     if (!first_error_) first_error_ = error;  // [RT-5.3] first failure wins
   }
   live_.fetch_sub(1, std::memory_order_relaxed);
@@ -62,7 +65,7 @@ Task<> Scope::join() {
   pending_.store(1, std::memory_order_relaxed);
   std::exception_ptr error;
   {
-    std::lock_guard lock(error_mu_);
+    detail::LockGuard lock(error_mu_);
     error = std::exchange(first_error_, nullptr);
   }
   // join() is a coroutine (an implicit co_return ends it); cppcheck 2.10 does not model

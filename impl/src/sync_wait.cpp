@@ -35,13 +35,13 @@ class PrivateLoop final : public Scheduler {
 
   void arm_timer(std::shared_ptr<TimerEntry> entry) override {
     if (!timers_->arm(std::move(entry))) return;
-    std::lock_guard lock(mu_);
+    LockGuard lock(mu_);
     timers_changed_ = true;  // the loop re-reads its deadline
     cv_.notify_one();
   }
 
   void post(Runnable& item) override {
-    std::lock_guard lock(mu_);
+    LockGuard lock(mu_);
     ready_.push_back(&item);
     // Under the lock: once the loop sees this item it may run the last fiber to
     // its end and destroy the loop (cv_ included) before an unlocked notify ran.
@@ -50,11 +50,11 @@ class PrivateLoop final : public Scheduler {
 
   // Counts fibers started on this loop that have not finished.
   void fiber_started() noexcept override {
-    std::lock_guard lock(mu_);
+    LockGuard lock(mu_);
     ++live_fibers_;
   }
   void fiber_finished() noexcept override {
-    std::lock_guard lock(mu_);
+    LockGuard lock(mu_);
     --live_fibers_;
     cv_.notify_one();  // under the lock: once it sees zero the loop may be destroyed
   }
@@ -67,12 +67,14 @@ class PrivateLoop final : public Scheduler {
       post_due(due);  // [RT-8.2] posted (here or elsewhere), run below
       Runnable* item = nullptr;
       {
-        std::unique_lock lock(mu_);
-        const auto wake = [this] { return !ready_.empty() || live_fibers_ == 0 || timers_changed_; };
-        if (const auto next = timers_->next_deadline()) {
-          cv_.wait_until(lock, *next, wake);
-        } else {
-          cv_.wait(lock, wake);
+        UniqueLock lock(mu_);
+        const auto next = timers_->next_deadline();
+        while (ready_.empty() && live_fibers_ != 0 && !timers_changed_) {  // until woken
+          if (!next) {
+            cv_.wait(lock.native());
+          } else if (cv_.wait_until(lock.native(), *next) == std::cv_status::timeout) {
+            break;  // a timer is due
+          }
         }
         timers_changed_ = false;
         if (ready_.empty()) {
@@ -88,11 +90,11 @@ class PrivateLoop final : public Scheduler {
   }
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<Runnable*> ready_;     // guarded by mu_
-  std::size_t live_fibers_ = 0;     // guarded by mu_
-  bool timers_changed_ = false;     // guarded by mu_
+  std::deque<Runnable*> ready_ TURNSTILE_GUARDED_BY(mu_);
+  std::size_t live_fibers_ TURNSTILE_GUARDED_BY(mu_) = 0;
+  bool timers_changed_ TURNSTILE_GUARDED_BY(mu_) = false;
   std::shared_ptr<TimerQueue> timers_ = std::make_shared<TimerQueue>();
 };
 

@@ -64,30 +64,31 @@ TimerEntryRef TimerQueue::pop_at(std::size_t i) {
 }
 
 bool TimerQueue::arm(TimerEntryRef e) {
-  std::unique_lock lock(mu_);
-  e->queue = weak_from_this();
-  if (stopped_) {
+  {
+    LockGuard lock(mu_);
+    e->queue = weak_from_this();
+    if (!stopped_) {
+      e->seq = next_seq_++;
+      const TimerEntry* added = e.get();
+      heap_.push_back(nullptr);
+      place(heap_.size() - 1, std::move(e));
+      sift_up(heap_.size() - 1);
+      // Only when the serving thread sleeps past this deadline: a turn's watchdog
+      // armed behind earlier ones wakes nobody. It re-reads the heap under mu_
+      // before it sleeps again, so nothing is missed.
+      if (heap_.front().get() == added && added->deadline < waiting_until_) cv_.notify_one();
+      return true;
+    }
     e->state.store(TimerEntry::kDropped, std::memory_order_relaxed);  // under mu_ [RT-8.5]
-    lock.unlock();
-    e->discard();
-    return false;
   }
-  e->seq = next_seq_++;
-  const TimerEntry* added = e.get();
-  heap_.push_back(nullptr);
-  place(heap_.size() - 1, std::move(e));
-  sift_up(heap_.size() - 1);
-  // Only when the serving thread sleeps past this deadline: a turn's watchdog
-  // armed behind earlier ones wakes nobody. It re-reads the heap under mu_
-  // before it sleeps again, so nothing is missed.
-  if (heap_.front().get() == added && added->deadline < waiting_until_) cv_.notify_one();
-  return true;
+  e->discard();  // outside the lock, as remove() does
+  return false;
 }
 
 bool TimerQueue::remove(TimerEntry& e) {
   TimerEntryRef out;
   {
-    std::lock_guard lock(mu_);
+    LockGuard lock(mu_);
     if (e.slot == TimerEntry::kNoSlot || e.slot >= heap_.size() || heap_[e.slot].get() != &e)
       return false;
     out = pop_at(e.slot);
@@ -108,17 +109,17 @@ void TimerQueue::take_due_locked(Clock::time_point now, std::vector<TimerEntryRe
 }
 
 void TimerQueue::take_due(Clock::time_point now, std::vector<TimerEntryRef>& out) {
-  std::lock_guard lock(mu_);
+  LockGuard lock(mu_);
   take_due_locked(now, out);
 }
 
 bool TimerQueue::wait_due(std::vector<TimerEntryRef>& out) {
-  std::unique_lock lock(mu_);
+  UniqueLock lock(mu_);
   for (;;) {
     if (stopped_) return false;
     if (heap_.empty()) {
       waiting_until_ = Clock::time_point::max();
-      cv_.wait(lock);
+      cv_.wait(lock.native());
       continue;
     }
     const Clock::time_point next = heap_.front()->deadline;
@@ -127,12 +128,12 @@ bool TimerQueue::wait_due(std::vector<TimerEntryRef>& out) {
       return true;
     }
     waiting_until_ = next;
-    cv_.wait_until(lock, next);  // woken early by arm() of an earlier deadline, or stop()
+    cv_.wait_until(lock.native(), next);  // woken early by arm() of an earlier deadline, or stop()
   }
 }
 
 void TimerQueue::stop() {
-  std::lock_guard lock(mu_);
+  LockGuard lock(mu_);
   stopped_ = true;
   cv_.notify_all();
 }
@@ -140,7 +141,7 @@ void TimerQueue::stop() {
 void TimerQueue::drop_all() {
   std::vector<TimerEntryRef> dropped;
   {
-    std::lock_guard lock(mu_);
+    LockGuard lock(mu_);
     dropped.swap(heap_);
     for (const auto& e : dropped) {
       e->slot = TimerEntry::kNoSlot;
@@ -152,13 +153,13 @@ void TimerQueue::drop_all() {
 }
 
 std::optional<TimerQueue::Clock::time_point> TimerQueue::next_deadline() const {
-  std::lock_guard lock(mu_);
+  LockGuard lock(mu_);
   if (heap_.empty()) return std::nullopt;
   return heap_.front()->deadline;
 }
 
 std::size_t TimerQueue::size() const {
-  std::lock_guard lock(mu_);
+  LockGuard lock(mu_);
   return heap_.size();
 }
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "turnstile/detail/thread_annotations.hpp"
 #include "turnstile/scheduler.hpp"
 
 namespace turnstile::detail {
@@ -49,20 +50,20 @@ class TimerQueue : public std::enable_shared_from_this<TimerQueue> {
 
  private:
   static bool before(const TimerEntry& a, const TimerEntry& b) noexcept;
-  void place(std::size_t i, TimerEntryRef e);
-  void sift_up(std::size_t i);
-  void sift_down(std::size_t i);
-  TimerEntryRef pop_at(std::size_t i);
-  void take_due_locked(Clock::time_point now, std::vector<TimerEntryRef>& out);
+  void place(std::size_t i, TimerEntryRef e) TURNSTILE_REQUIRES(mu_);
+  void sift_up(std::size_t i) TURNSTILE_REQUIRES(mu_);
+  void sift_down(std::size_t i) TURNSTILE_REQUIRES(mu_);
+  TimerEntryRef pop_at(std::size_t i) TURNSTILE_REQUIRES(mu_);
+  void take_due_locked(Clock::time_point now, std::vector<TimerEntryRef>& out) TURNSTILE_REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;     // wait_due()'s wake-up
-  std::vector<TimerEntryRef> heap_;  // guarded by mu_; heap_[i]->slot == i
-  std::uint64_t next_seq_ = 0;       // guarded by mu_
-  bool stopped_ = false;             // guarded by mu_
+  mutable Mutex mu_;
+  std::condition_variable cv_;  // wait_due()'s wake-up
+  std::vector<TimerEntryRef> heap_ TURNSTILE_GUARDED_BY(mu_);  // heap_[i]->slot == i
+  std::uint64_t next_seq_ TURNSTILE_GUARDED_BY(mu_) = 0;
+  bool stopped_ TURNSTILE_GUARDED_BY(mu_) = false;
   // What the serving thread's last sleep in wait_due() waits until (max: no
-  // deadline); arm() wakes it only for an earlier one. Guarded by mu_.
-  Clock::time_point waiting_until_ = Clock::time_point::max();
+  // deadline); arm() wakes it only for an earlier one.
+  Clock::time_point waiting_until_ TURNSTILE_GUARDED_BY(mu_) = Clock::time_point::max();
 };
 
 // Posts each due entry's item to its target [RT-8.2]; call without any lock.

@@ -183,7 +183,7 @@ JsonLinesTraceSink::JsonLinesTraceSink(std::ostream& out, std::string_view impl,
                                        std::optional<std::string> scenario,
                                        std::optional<std::uint64_t> schedule_seed)
     : out_(out) {
-  std::lock_guard lock(mu_);
+  detail::LockGuard lock(mu_);
   out_ << R"({"seq":)" << ++seq_ << R"(,"ev":"trace","format":1,"impl":)";
   write_json_string(out_, impl);
   if (scenario) {
@@ -196,7 +196,7 @@ JsonLinesTraceSink::JsonLinesTraceSink(std::ostream& out, std::string_view impl,
 
 void JsonLinesTraceSink::emit(const TraceEvent& event) noexcept {
   try {
-    std::lock_guard lock(mu_);
+    detail::LockGuard lock(mu_);
     if (finished_) return;
     out_ << "{\"seq\":" << ++seq_ << ",\"ev\":";
     write_json_string(out_, event.name());
@@ -212,7 +212,7 @@ void JsonLinesTraceSink::emit(const TraceEvent& event) noexcept {
 }
 
 void JsonLinesTraceSink::finish(std::string_view status) {
-  std::lock_guard lock(mu_);
+  detail::LockGuard lock(mu_);
   if (finished_) return;
   finished_ = true;
   out_ << R"({"seq":)" << ++seq_ << R"(,"ev":"end","status":)";
@@ -222,7 +222,7 @@ void JsonLinesTraceSink::finish(std::string_view status) {
 }
 
 std::uint64_t JsonLinesTraceSink::lines() const {
-  std::lock_guard lock(mu_);
+  detail::LockGuard lock(mu_);
   return seq_;
 }
 

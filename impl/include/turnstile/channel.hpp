@@ -31,6 +31,7 @@
 #include <optional>
 #include <utility>
 
+#include "turnstile/detail/thread_annotations.hpp"
 #include "turnstile/errors.hpp"
 #include "turnstile/fiber.hpp"
 
@@ -63,9 +64,15 @@ class Channel {
   // retry a closed channel forever. try_post has no "full" (a lane's queue is
   // unbounded), so its false can only mean closed [LANE-7.4].
   bool try_send(T& value) {
-    std::unique_lock lock(mu_);
-    if (closed_) throw ChannelClosedError("send on a closed Channel [RT-7.3]");
-    return offer_locked(value, lock);
+    Node* released_receiver = nullptr;
+    bool sent = false;
+    {
+      detail::LockGuard lock(mu_);
+      if (closed_) throw ChannelClosedError("send on a closed Channel [RT-7.3]");
+      sent = offer_locked(value, released_receiver);
+    }
+    if (released_receiver != nullptr) released_receiver->resume.post();  // [RT-4.2]
+    return sent;
   }
 
   // try_receive(): the oldest value (buffered, or taken from a waiting sender,
@@ -76,7 +83,7 @@ class Channel {
     std::optional<T> out;
     Node* released_sender = nullptr;
     {
-      std::lock_guard lock(mu_);
+      detail::LockGuard lock(mu_);
       take_locked(out, released_sender);
     }
     if (released_sender != nullptr) released_sender->resume.post();  // [RT-4.2]
@@ -86,7 +93,7 @@ class Channel {
   void close() {
     std::deque<Node*> senders, receivers;
     {
-      std::lock_guard lock(mu_);
+      detail::LockGuard lock(mu_);
       if (closed_) return;
       closed_ = true;
       senders.swap(senders_);
@@ -102,11 +109,11 @@ class Channel {
   }
 
   bool is_closed() const {
-    std::lock_guard lock(mu_);
+    detail::LockGuard lock(mu_);
     return closed_;
   }
   std::size_t size() const {
-    std::lock_guard lock(mu_);
+    detail::LockGuard lock(mu_);
     return buffer_.size();
   }
 
@@ -118,14 +125,13 @@ class Channel {
   };
 
   // With the lock held: hand `value` to a waiting receiver or buffer it.
-  // Returns false when it must wait. Posts (after unlock) any released receiver.
-  bool offer_locked(T& value, std::unique_lock<std::mutex>& lock) {
+  // Returns false when it must wait. `released`: a receiver that got the value,
+  // for the caller to post once the lock is released ([RT-4.2]).
+  bool offer_locked(T& value, Node*& released) TURNSTILE_REQUIRES(mu_) {
     if (!receivers_.empty()) {
-      Node* r = receivers_.front();
+      released = receivers_.front();
       receivers_.pop_front();
-      r->slot.emplace(std::move(value));
-      lock.unlock();
-      r->resume.post();  // [RT-4.2] after the state change, outside the lock
+      released->slot.emplace(std::move(value));
       return true;
     }
     if (buffer_.size() < capacity_) {
@@ -139,7 +145,7 @@ class Channel {
   // refilling it from the oldest waiting sender, or, with nothing buffered,
   // straight from a waiting sender). Returns false when there is no value.
   // `released`: a sender to post once the lock is released.
-  bool take_locked(std::optional<T>& out, Node*& released) {
+  bool take_locked(std::optional<T>& out, Node*& released) TURNSTILE_REQUIRES(mu_) {
     if (!buffer_.empty()) {
       out.emplace(std::move(buffer_.front()));  // [RT-7.2] oldest first
       buffer_.pop_front();
@@ -164,18 +170,22 @@ class Channel {
     SendAwaiter(Channel& ch, T v) : ch_(ch) { node_.slot.emplace(std::move(v)); }
     bool await_ready() const noexcept { return false; }
     bool await_suspend(std::coroutine_handle<> h) {
-      std::unique_lock lock(ch_.mu_);
-      if (ch_.closed_) {
-        node_.closed = true;
-        return false;
-      }
-      if (ch_.offer_locked(*node_.slot, lock)) {
+      Node* released_receiver = nullptr;
+      {
+        detail::LockGuard lock(ch_.mu_);
+        if (ch_.closed_) {
+          node_.closed = true;
+          return false;
+        }
+        if (!ch_.offer_locked(*node_.slot, released_receiver)) {
+          node_.resume.arm(h);
+          ch_.senders_.push_back(&node_);  // a receiver takes node_.slot and posts us
+          return true;
+        }
         node_.slot.reset();
-        return false;
       }
-      node_.resume.arm(h);
-      ch_.senders_.push_back(&node_);  // a receiver takes node_.slot and posts us
-      return true;
+      if (released_receiver != nullptr) released_receiver->resume.post();  // [RT-4.2] outside the lock
+      return false;
     }
     void await_resume() {
       if (node_.closed) throw ChannelClosedError("send on a closed Channel [RT-7.3]");
@@ -193,7 +203,7 @@ class Channel {
     bool await_suspend(std::coroutine_handle<> h) {
       Node* released_sender = nullptr;
       {
-        std::lock_guard lock(ch_.mu_);
+        detail::LockGuard lock(ch_.mu_);
         if (!ch_.take_locked(node_.slot, released_sender)) {
           if (ch_.closed_) return false;  // closed and drained: nullopt
           node_.resume.arm(h);
@@ -212,11 +222,11 @@ class Channel {
   };
 
   const std::size_t capacity_;
-  mutable std::mutex mu_;
-  std::deque<T> buffer_;         // guarded by mu_
-  std::deque<Node*> senders_;    // guarded by mu_: waiting senders, oldest first
-  std::deque<Node*> receivers_;  // guarded by mu_: waiting receivers, oldest first
-  bool closed_ = false;          // guarded by mu_
+  mutable detail::Mutex mu_;
+  std::deque<T> buffer_ TURNSTILE_GUARDED_BY(mu_);
+  std::deque<Node*> senders_ TURNSTILE_GUARDED_BY(mu_);    // waiting senders, oldest first
+  std::deque<Node*> receivers_ TURNSTILE_GUARDED_BY(mu_);  // waiting receivers, oldest first
+  bool closed_ TURNSTILE_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace turnstile

@@ -49,6 +49,7 @@
 #include <string>
 #include <utility>
 
+#include "turnstile/detail/thread_annotations.hpp"
 #include "turnstile/fiber.hpp"
 
 namespace turnstile {
@@ -104,7 +105,7 @@ class Gate {
     explicit AcquireAwaiter(Gate& g) noexcept : gate_(g) {}
     bool await_ready() const noexcept { return false; }
     bool await_suspend(std::coroutine_handle<> h) {
-      std::lock_guard lock(gate_.mu_);
+      detail::LockGuard lock(gate_.mu_);
       if (!gate_.held_) {
         gate_.held_ = true;  // free: take it and continue at once
         return false;
@@ -140,15 +141,15 @@ class Gate {
 
  private:
   void refuse_inside_turn(const char* what) const;
-  void link(Waiter* w) noexcept;  // with mu_ held
+  void link(Waiter* w) noexcept TURNSTILE_REQUIRES(mu_);
   void release_one() noexcept;
 
   std::string name_;
-  mutable std::mutex mu_;
-  bool held_ = false;          // guarded by mu_
-  Waiter* head_ = nullptr;     // guarded by mu_: oldest waiter
-  Waiter* tail_ = nullptr;     // guarded by mu_
-  std::size_t waiting_ = 0;    // guarded by mu_
+  mutable detail::Mutex mu_;
+  bool held_ TURNSTILE_GUARDED_BY(mu_) = false;
+  Waiter* head_ TURNSTILE_GUARDED_BY(mu_) = nullptr;  // oldest waiter
+  Waiter* tail_ TURNSTILE_GUARDED_BY(mu_) = nullptr;
+  std::size_t waiting_ TURNSTILE_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace turnstile

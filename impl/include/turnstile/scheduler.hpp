@@ -37,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "turnstile/detail/thread_annotations.hpp"
 #include "turnstile/timer_handle.hpp"
 
 namespace turnstile {
@@ -144,10 +145,10 @@ class ThreadPool final : public Scheduler {
  private:
   void carrier_loop();
 
-  std::mutex mu_;
+  detail::Mutex mu_;
   std::condition_variable cv_;
-  std::deque<Runnable*> ready_;  // guarded by mu_
-  bool stopping_ = false;        // guarded by mu_
+  std::deque<Runnable*> ready_ TURNSTILE_GUARDED_BY(mu_);
+  bool stopping_ TURNSTILE_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
   std::shared_ptr<detail::TimerQueue> timers_;  // its own mutex [RT-8.2]
   std::thread timer_thread_;                    // the only thread that fires timers_
@@ -195,10 +196,10 @@ class ManualScheduler final : public Scheduler {
   void block_until(detail::BlockingLatch& latch) override;
 
  private:
-  mutable std::mutex mu_;
-  std::deque<Runnable*> ready_;  // guarded by mu_
-  std::size_t steps_ = 0;
-  Clock::time_point now_{};      // guarded by mu_ [RT-8.1]
+  mutable detail::Mutex mu_;
+  std::deque<Runnable*> ready_ TURNSTILE_GUARDED_BY(mu_);
+  std::size_t steps_ = 0;  // written under mu_ by the one driving thread, read by it
+  Clock::time_point now_ TURNSTILE_GUARDED_BY(mu_){};  // [RT-8.1]
   std::shared_ptr<detail::TimerQueue> timers_;
 };
 
@@ -239,23 +240,23 @@ class FrameworkContextScope {
 class BlockingLatch {
  public:
   void set() {
-    std::lock_guard lock(mu_);
+    LockGuard lock(mu_);
     set_ = true;
     cv_.notify_all();  // under the lock: the waiter may destroy us once it sees set_
   }
   bool is_set() const {
-    std::lock_guard lock(mu_);
+    LockGuard lock(mu_);
     return set_;
   }
   void wait() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [this] { return set_; });
+    UniqueLock lock(mu_);
+    while (!set_) cv_.wait(lock.native());
   }
 
  private:
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  bool set_ = false;
+  bool set_ TURNSTILE_GUARDED_BY(mu_) = false;
 };
 }  // namespace detail
 

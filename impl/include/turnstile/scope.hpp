@@ -40,7 +40,9 @@
 //
 // Thread safety: spawn and join are called by the owning fiber; children finish
 // on any carrier. Precondition: used on a fiber (spawn throws
-// FrameworkContextError otherwise); at most one join() awaited at a time.
+// FrameworkContextError otherwise, also inside a StateLane turn, which runs on
+// no fiber and could not join: use detach there, [LANE-8.5]) ([RT-5.1]); at most
+// one join() awaited at a time.
 #pragma once
 
 #include <atomic>
@@ -63,6 +65,7 @@
 #include "turnstile/completion.hpp"
 #include "turnstile/fiber.hpp"
 #include "turnstile/source_location.hpp"
+#include "turnstile/detail/thread_annotations.hpp"
 #include "turnstile/task.hpp"
 
 namespace turnstile {
@@ -108,8 +111,8 @@ class Scope {
   // every child's writes (including first_error_).
   std::atomic<std::size_t> pending_{1};
   std::atomic<std::size_t> live_{0};  // children running: reporting only, relaxed
-  std::mutex error_mu_;
-  std::exception_ptr first_error_;  // guarded by error_mu_
+  detail::Mutex error_mu_;
+  std::exception_ptr first_error_ TURNSTILE_GUARDED_BY(error_mu_);
   detail::Completion all_done_;
   // Identity for the [RT-5.4] message; plain fields, so the layout is the same
   // whichever SourceLocation the compiler provides.

@@ -61,6 +61,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "turnstile/detail/thread_annotations.hpp"
+
 namespace turnstile {
 
 // One JSON scalar of an event field.
@@ -144,10 +146,10 @@ class JsonLinesTraceSink final : public TraceSink {
   std::uint64_t lines() const;
 
  private:
-  mutable std::mutex mu_;
-  std::ostream& out_;     // guarded by mu_
-  std::uint64_t seq_ = 0; // guarded by mu_
-  bool finished_ = false; // guarded by mu_
+  mutable detail::Mutex mu_;
+  std::ostream& out_;  // written only with mu_ held (a reference cannot carry the annotation)
+  std::uint64_t seq_ TURNSTILE_GUARDED_BY(mu_) = 0;
+  bool finished_ TURNSTILE_GUARDED_BY(mu_) = false;
 };
 
 namespace trace {

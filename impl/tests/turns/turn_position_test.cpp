@@ -275,4 +275,51 @@ TEST(PositionTable, ALaneRunFromATurnIsNotPartOfTheTurnAndMayCallItsActivation) 
   sync_wait(ms, lane.close());
 }
 
+// A lane turn runs on no fiber and never waits ([LANE-8.10]), so it could not
+// join a child: Scope::spawn there throws at the call, nothing is started, the
+// item's error reaches its awaiter and the lane goes on. A Scope child is
+// therefore never on a lane (the table's "Scope child" row); work a turn starts
+// goes through detach and enters the lane normally ([LANE-8.5]).
+// spec: [RT-5.1] [FL-3.9] [LANE-8.5]
+TEST(PositionTable, ScopeSpawnInsideALaneTurnThrowsAndTheLaneGoesOn) {
+  ManualScheduler ms;
+  StateLane lane("L", ms);
+  std::string message;
+  bool child_ran = false, detached_entered = false, next_ran = false;
+  auto fiber = [&]() -> Task<> {
+    Scope scope("outer");
+    auto turn = lane.run([&] {
+      auto child = [](bool& ran) -> Task<> {
+        ran = true;
+        co_return;
+      }(child_ran);
+      scope.spawn(std::move(child));  // throws: no fiber to be a child of
+    });
+    try {
+      co_await std::move(turn);
+    } catch (const FrameworkContextError& e) {
+      message = e.what();
+    }
+    auto joined = scope.join();  // nothing was counted: returns at once
+    co_await std::move(joined);
+    auto started = lane.run([&] {
+      detach(ms, [](StateLane& l, bool& entered) -> Task<> {
+        auto again = l.run([&entered] { entered = true; });  // off the lane [LANE-8.5]
+        co_await std::move(again);
+      }(lane, detached_entered));
+    });
+    co_await std::move(started);
+    auto next = lane.run([&] { next_ran = true; });
+    co_await std::move(next);
+  };
+  sync_wait(ms, fiber());
+  ms.run_until_idle();
+  EXPECT_NE(message.find("lane turn"), std::string::npos) << message;
+  EXPECT_NE(message.find("detach"), std::string::npos) << message;
+  EXPECT_NE(message.find("[RT-5.1]"), std::string::npos) << message;
+  EXPECT_FALSE(child_ran);
+  EXPECT_TRUE(detached_entered);
+  EXPECT_TRUE(next_ran);
+}
+
 }  // namespace
