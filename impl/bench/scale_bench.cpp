@@ -128,7 +128,7 @@ void check_shares(benchmark::State& state, const std::vector<Share>& shares, lon
   check(state, refused == 0, "try_post refused an item");
   const long per_lane = kTotal / static_cast<long>(shares.size());
   for (const auto& s : shares)
-    if (s.count != static_cast<long>(state.iterations()) * per_lane) return check(state, false, "lost item");
+    if (s.count != static_cast<long>(state.iterations()) * per_lane) return check(state, false, "item count mismatch (lost or duplicated item)");
 }
 
 void BM_Scale_Lanes(benchmark::State& state) {
@@ -240,7 +240,7 @@ void burst_rounds(benchmark::State& state, Serial& serial, Flag& done, bool coun
 }
 void check_serial(benchmark::State& state, const Serial& serial, long refused) {
   check(state, refused == 0, "try_post refused an item");
-  check(state, serial.count == static_cast<long>(state.iterations()) * kBurst, "lost item");
+  check(state, serial.count == static_cast<long>(state.iterations()) * kBurst, "item count mismatch (lost or duplicated item)");
   check(state, serial.fifo_ok, "FIFO broken");
 }
 
