@@ -70,6 +70,8 @@ constexpr long kBurst = 100000;  // items per round of the single-lane rounds
 constexpr std::array<long, 6> kLaneCounts = {1, 10, 100, 1000, 10000, 100000};
 constexpr std::array<long, 4> kDepths = {1, 10, 100, 1000};
 
+constexpr const char* kMismatch = "item count mismatch (lost or duplicated item)";
+
 void check(benchmark::State& state, bool ok, const char* what) {
   if (!ok) state.SkipWithError(what);
 }
@@ -128,7 +130,7 @@ void check_shares(benchmark::State& state, const std::vector<Share>& shares, lon
   check(state, refused == 0, "try_post refused an item");
   const long per_lane = kTotal / static_cast<long>(shares.size());
   for (const auto& s : shares)
-    if (s.count != static_cast<long>(state.iterations()) * per_lane) return check(state, false, "item count mismatch (lost or duplicated item)");
+    if (s.count != static_cast<long>(state.iterations()) * per_lane) return check(state, false, kMismatch);
 }
 
 void BM_Scale_Lanes(benchmark::State& state) {
@@ -240,7 +242,7 @@ void burst_rounds(benchmark::State& state, Serial& serial, Flag& done, bool coun
 }
 void check_serial(benchmark::State& state, const Serial& serial, long refused) {
   check(state, refused == 0, "try_post refused an item");
-  check(state, serial.count == static_cast<long>(state.iterations()) * kBurst, "item count mismatch (lost or duplicated item)");
+  check(state, serial.count == static_cast<long>(state.iterations()) * kBurst, kMismatch);
   check(state, serial.fifo_ok, "FIFO broken");
 }
 
