@@ -76,8 +76,7 @@ TEST(Channel, OneSenderOneReceiverGetsEveryValueOnceInOrder) {
     SendLog s;
     ReceiveLog r;
     detach(ms, send_then_close(ch, iota(0, 200), s));
-    detach(ms, receive_all(ch, r));
-    ms.run_until_idle();
+    turnstile_test::run_detached(ms, receive_all(ch, r));
     EXPECT_TRUE(s.finished);
     EXPECT_FALSE(s.failed_closed);
     EXPECT_TRUE(r.finished);
@@ -158,8 +157,7 @@ TEST(Channel, SendWaitsWhenFullAndIsReleasedByAReceive) {
   EXPECT_FALSE(ch.try_send(v)) << "try_send on a full channel must refuse";
   EXPECT_EQ(ch.size(), 1u);
   ReceiveLog rest;
-  detach(ms, receive_n(ch, 1, rest));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, receive_n(ch, 1, rest));
   EXPECT_EQ(rest.values, (std::vector<int>{11}));
 }
 
@@ -193,8 +191,7 @@ TEST(Channel, SendAfterCloseThrowsChannelClosedError) {
   int v = 1;
   EXPECT_THROW((void)ch.try_send(v), ChannelClosedError);
   SendLog s;
-  detach(ms, send_values(ch, {1, 2}, s));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, send_values(ch, {1, 2}, s));
   EXPECT_TRUE(s.failed_closed);
   EXPECT_EQ(s.sent, 0);
   EXPECT_EQ(ch.size(), 0u);
@@ -223,8 +220,7 @@ TEST(Channel, CloseFailsWaitingSendersAndKeepsTheBuffer) {
   EXPECT_EQ(b.sent, 0);
 
   ReceiveLog r;
-  detach(ms, receive_n(ch, 3, r));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, receive_n(ch, 3, r));
   EXPECT_EQ(r.values, (std::vector<int>{1})) << "buffered values survive close";
   EXPECT_EQ(r.nullopts, 2) << "after the drain, receive keeps returning nullopt";
 }
@@ -253,8 +249,7 @@ TEST(Channel, CloseWakesWaitingReceiversWithNulloptAndIsIdempotent) {
   ReceiveLog r1;
   ReceiveLog r2;
   detach(ms, receive_all(ch, r1));
-  detach(ms, receive_all(ch, r2));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, receive_all(ch, r2));
   EXPECT_EQ(ms.ready(), 0u);
   ch.close();
   EXPECT_FALSE(r1.finished) << "a receiver ran inside close()";
@@ -337,8 +332,7 @@ TEST(Channel, TryReceiveTakesStraightFromAWaitingSenderAtCapacityZero) {
   Channel<int> ch(0);
   EXPECT_EQ(ch.try_receive(), std::nullopt);
   SendLog s;
-  detach(ms, send_values(ch, {9}, s));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, send_values(ch, {9}, s));
   EXPECT_FALSE(s.finished) << "a rendezvous send waits for a receiver";
   EXPECT_EQ(ch.try_receive(), 9);
   ms.run_until_idle();

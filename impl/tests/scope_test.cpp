@@ -10,12 +10,7 @@
 namespace {
 
 using namespace turnstile;
-using tt::context_head;
-using tt::make_frame;
-
-struct Boom : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using namespace tt;
 
 Task<> set_flag(bool& flag) {
   flag = true;
@@ -120,8 +115,7 @@ TEST(Scope, ChildInheritsTheContextAsItStoodAtTheSpawn) {
   detail::FrameRef fb = make_frame();
   detail::FrameRef fc = make_frame();
   InheritView view;
-  detach(ms, spawn_with_contexts(fa, fb, fc, view));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, spawn_with_contexts(fa, fb, fc, view));
   EXPECT_EQ(view.child1, fa.get());
   EXPECT_EQ(view.child2, fb.get());
   EXPECT_EQ(view.parent_after_join, fb.get()) << "a child's context change leaked into the parent";
@@ -153,8 +147,7 @@ TEST(Scope, JoinWaitsForEveryChild) {
   Event evs[3];
   std::vector<int> finished;
   JoinView view;
-  detach(ms, spawn_three_and_join(evs, finished, view));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, spawn_three_and_join(evs, finished, view));
   EXPECT_FALSE(view.joined);
 
   evs[2].set();

@@ -16,10 +16,7 @@
 namespace {
 
 using namespace turnstile;
-
-struct Boom : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using tt::Boom;
 
 // What the awaiter of a scoped/when_all Task saw.
 template <class T>
@@ -65,8 +62,7 @@ TEST(Scoped, ABodyThatThrowsHasEveryChildJoinedThenItsExceptionRethrown) {
     throw Boom("body");
     co_return 0;
   };
-  detach(ms, await_into(scoped(body), seen));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, await_into(scoped(body), seen));
   EXPECT_FALSE(seen.done) << "the body threw, but its children still run: no early exit";
   EXPECT_TRUE(log.empty());
   slow.set();
@@ -87,8 +83,7 @@ TEST(Scoped, ReturnsTheBodysValueOnceEveryChildHasFinished) {
     log.push_back("body");
     co_return "value";
   };
-  detach(ms, await_into(scoped("named", body), seen));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, await_into(scoped("named", body), seen));
   EXPECT_FALSE(seen.done) << "returned before its child finished";
   slow.set();
   ms.run_until_idle();
@@ -112,8 +107,7 @@ TEST(Scoped, AChildsFailureIsRethrownAsJoinReportsItAndTheBodysWinsOverIt) {
     throw Boom("body");
   };
   detach(ms, await_into(scoped(ok_body), child_failed));
-  detach(ms, await_into(scoped(failing_body), both_failed));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, await_into(scoped(failing_body), both_failed));
   go.set();
   ms.run_until_idle();
   ASSERT_TRUE(child_failed.done);

@@ -13,12 +13,7 @@
 namespace {
 
 using namespace turnstile;
-using tt::context_head;
-using tt::make_frame;
-
-struct Boom : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using namespace tt;
 
 // Counts destructions of the instance that ends up owning it (moved-from
 // instances do not count).
@@ -248,8 +243,7 @@ Task<> catch_from_child(Caught& out) {
 TEST(Task, ExceptionReachesTheAwaiter) {
   ManualScheduler ms;
   Caught caught;
-  detach(ms, catch_from_child(caught));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, catch_from_child(caught));
   EXPECT_EQ(caught.what, "now+void+later");
   EXPECT_TRUE(caught.continued_after);
 }

@@ -37,7 +37,6 @@
 #include <memory>
 #include <optional>
 #include <ostream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -50,6 +49,8 @@
 #include "turnstile/scheduler.hpp"
 #include "turnstile/strand.hpp"
 #include "turnstile/task.hpp"
+#include "turnstile_test/outcome.hpp"
+#include "turnstile_test/records.hpp"
 
 namespace turnstile::prop::turns {
 
@@ -164,28 +165,14 @@ struct TurnRec {
   bool other_error = false;
 };
 
-struct TurnsRecords {
+// Errors by category and the trace: turnstile_test::ErrorBook.
+struct TurnsRecords : turnstile_test::ErrorBook {
   std::deque<TurnRec> turns;          // by id
   std::vector<int> serial_calls;      // serial turn ids in call() order
   std::vector<int> serial_starts;     // serial turn ids in the order their bodies started
   std::size_t callers = 0;            // fibers, the releaser included
   std::size_t finished = 0;
   std::size_t queued_at_end = kNever, running_at_end = kNever, completed_at_end = kNever;
-  std::map<std::string, std::vector<std::string>> errors;  // by category
-  std::vector<std::string> trace;
-
-  bool ok(const std::string& category) const {
-    const auto it = errors.find(category);
-    return it == errors.end() || it->second.empty();
-  }
-  std::string dump() const {
-    std::ostringstream os;
-    for (const auto& [cat, list] : errors)
-      for (const auto& e : list) os << "  error [" << cat << "] " << e << "\n";
-    os << "  trace:\n";
-    for (const auto& t : trace) os << "    " << t << "\n";
-    return os.str();
-  }
 };
 
 struct TurnsOutcome {
@@ -217,12 +204,9 @@ class World {
   const Scheduler* strand = nullptr;
 
   void error(const std::string& category, const std::string& what) {
-    rec.errors[category].push_back("s" + std::to_string(sched_.steps()) + " " + what);
-    note("ERROR [" + category + "] " + what);
+    rec.record_error(sched_.steps(), category, what);
   }
-  void note(const std::string& what) {
-    rec.trace.push_back("s" + std::to_string(sched_.steps()) + " " + what);
-  }
+  void note(const std::string& what) { rec.record_note(sched_.steps(), what); }
   static std::string name(int id) { return "#" + std::to_string(id); }
 
   // queued() is serial calls made minus serial turns started; running() is
@@ -382,17 +366,9 @@ class World {
 };
 
 inline Task<> await_turn(World& w, int id, Task<int> t) {
-  std::optional<int> value;
-  std::optional<int> error_id;
-  bool other = false;
-  try {
-    value = co_await std::move(t);
-  } catch (const TurnError& e) {
-    error_id = e.id;
-  } catch (...) {
-    other = true;
-  }
-  w.on_resumed(id, value, error_id, other);
+  Task<turnstile_test::Settled<int>> settling = turnstile_test::settle<TurnError>(std::move(t));
+  const turnstile_test::Settled<int> s = co_await std::move(settling);
+  w.on_resumed(id, s.value, s.error_id, s.other);
 }
 
 inline Task<> caller(World& w, int c, std::vector<TurnOp> ops) {

@@ -18,7 +18,7 @@
 namespace {
 
 using namespace turnstile;
-using lt::Lcg;
+using turnstile_test::Lcg;
 
 // ----------------------------------------------------------------- [LANE-5.1]
 
@@ -66,18 +66,15 @@ TEST(LaneGuarantees, TryPostTurnsNeverOverlapEither) {
   ThreadPool pool(4);
   StateLane lane("exclusion-post", pool);
   ExclusionProbe p;
-  std::vector<std::thread> producers;
-  for (int t = 0; t < 3; ++t)
-    producers.emplace_back([&] {
-      for (int i = 0; i < 1000; ++i)
-        ASSERT_TRUE(lane.try_post([&p] {
-          const int now = p.in_turn.fetch_add(1) + 1;
-          if (now > p.max_in_turn.load()) p.max_in_turn.store(now);
-          ++p.total;
-          p.in_turn.fetch_sub(1);
-        }));
-    });
-  for (auto& t : producers) t.join();
+  turnstile_test::run_threads(3, [&](int) {
+    for (int i = 0; i < 1000; ++i)
+      ASSERT_TRUE(lane.try_post([&p] {
+        const int now = p.in_turn.fetch_add(1) + 1;
+        if (now > p.max_in_turn.load()) p.max_in_turn.store(now);
+        ++p.total;
+        p.in_turn.fetch_sub(1);
+      }));
+  });
   sync_wait(lane.close());
   EXPECT_EQ(p.max_in_turn.load(), 1);
   EXPECT_EQ(p.total, 3000);
@@ -110,7 +107,7 @@ TEST(LaneGuarantees, FifoAcrossThreeSubmittersUnderManySchedules) {
     std::vector<int> submitted, executed;
     for (int id = 1; id <= 3; ++id) detach(ms, submitter(lane, id, 8, submitted, executed));
     Lcg rng(seed);
-    lt::drive_random(ms, rng);
+    turnstile_test::run_random(ms, rng);
     ASSERT_EQ(executed.size(), 24u) << "seed " << seed;
     EXPECT_EQ(executed, submitted) << "seed " << seed;
   }
@@ -162,16 +159,8 @@ TEST(LaneGuarantees, ThrowIfReentrantThrowsOnlyOnItsOwnLane) {
   EXPECT_NO_THROW(lane.throw_if_reentrant());  // plain thread: not on any lane
   bool own = false, foreign = false;
   ASSERT_TRUE(lane.try_post([&] {
-    try {
-      lane.throw_if_reentrant();
-    } catch (const LaneReentrancyError&) {
-      own = true;
-    }
-    try {
-      other.throw_if_reentrant();
-    } catch (const LaneReentrancyError&) {
-      foreign = true;
-    }
+    own = turnstile_test::throws<LaneReentrancyError>([&] { lane.throw_if_reentrant(); });
+    foreign = turnstile_test::throws<LaneReentrancyError>([&] { other.throw_if_reentrant(); });
   }));
   ms.run_until_idle();
   EXPECT_TRUE(own);
@@ -516,7 +505,7 @@ TEST(LaneSurface, TryPostFailureGoesToTheErrorHandler) {
   StateLane lane("posted", ms);
   std::vector<std::string> seen;
   lane.set_error_handler([&](const StateLane& l, std::exception_ptr e) {
-    seen.push_back(l.name() + ": " + lt::what_of(e));
+    seen.push_back(l.name() + ": " + turnstile_test::what(e));
   });
   bool next_ran = false;
   ASSERT_TRUE(lane.try_post([] { throw std::runtime_error("posted boom"); }));
@@ -582,10 +571,8 @@ TEST(LaneSurface, CloseOfAnIdleLaneCompletesAtOnceAndCloseAfterCloseToo) {
   ManualScheduler ms;
   StateLane lane("idle-close", ms);
   std::vector<std::string> log;
-  detach(ms, close_and_mark(lane, log, "first"));
-  ms.run_until_idle();
-  detach(ms, close_and_mark(lane, log, "again"));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, close_and_mark(lane, log, "first"));
+  turnstile_test::run_detached(ms, close_and_mark(lane, log, "again"));
   EXPECT_EQ(log, (std::vector<std::string>{"first", "again"}));
 }
 

@@ -11,6 +11,7 @@
 
 #include "turns_support.hpp"
 #include "turnstile/turnstile.hpp"
+#include "turnstile_test/threads.hpp"
 
 namespace {
 
@@ -21,10 +22,8 @@ using namespace std::chrono_literals;
 // spec: [TURN-4.1]
 TEST(TurnAwaitHoldsTheLane, OnlyThisActivationsSerialCallsWait) {
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"read"};
   Activation<int> quotes("quotes", 0, {}, ms);
-  Activation<int> cart("cart", 0, opts, ms);
+  Activation<int> cart("cart", 0, interleaving({"read"}), ms);
   Activation<int> other("other-cart", 0, {}, ms);
   Event io;  // the slow operation
 
@@ -82,6 +81,11 @@ class SlowTurn : public ::testing::Test {
   static auto held_by(Event& e) {
     return [&e](TurnContext<int>&) -> Task<> { co_await e.wait(); };
   }
+  // Calls `method` on `a` with a turn held by `e`, and runs until the turn waits.
+  void start_held(Activation<int>& a, const char* method, Event& e) {
+    (void)a.call(method, held_by(e));
+    ms.run_until_idle();
+  }
 
   ManualScheduler ms;
   FakeClock clock;
@@ -92,9 +96,7 @@ class SlowTurn : public ::testing::Test {
 TEST_F(SlowTurn, ReportedOnceByCheckAndNotAgainAtSettle) {
   Activation<int> a("slow/1", 0, options(), ms);
   Event hold;
-  (void)a.call("checkout", held_by(hold));
-  ms.run_until_idle();
-
+  start_held(a, "checkout", hold);
   clock.advance(60ms);
   a.check_slow_turns();
   EXPECT_TRUE(reports.empty());  // 60 ms: not slow yet
@@ -122,8 +124,7 @@ TEST_F(SlowTurn, ReportedOnceByCheckAndNotAgainAtSettle) {
 TEST_F(SlowTurn, ReportedAtSettleWhenNobodyChecked) {
   Activation<int> a("slow/2", 0, options(), ms);
   Event hold;
-  (void)a.call("export", held_by(hold));
-  ms.run_until_idle();
+  start_held(a, "export", hold);
   clock.advance(250ms);
   EXPECT_TRUE(reports.empty());  // the watchdog runs on the scheduler's clock, which did not move
   hold.set();
@@ -208,8 +209,7 @@ TEST_F(SlowTurn, DefaultHandlerWarnsOnStderr) {
   o.on_slow_turn = nullptr;
   Activation<int> a("cart/user-42", 0, o, ms);
   Event hold;
-  (void)a.call("checkout", held_by(hold));
-  ms.run_until_idle();
+  start_held(a, "checkout", hold);
   clock.advance(1500ms);
   ::testing::internal::CaptureStderr();
   a.check_slow_turns();
@@ -298,13 +298,10 @@ TEST(SlowTurnPool, CheckFromAnotherThreadWhileTurnsSettle) {
       ++ctx.state();
     }));
   }
-  std::atomic<bool> stop{false};
-  std::thread checker([&] {
-    while (!stop.load()) a.check_slow_turns();
-  });
-  for (auto& t : calls) sync_wait(std::move(t));
-  stop.store(true);
-  checker.join();
+  {
+    const turnstile_test::Repeat checker([&] { a.check_slow_turns(); });  // races the settles
+    for (auto& t : calls) sync_wait(std::move(t));
+  }
   EXPECT_EQ(reported.load(), kTurns);
   EXPECT_EQ(a.slow_turns(), static_cast<std::uint64_t>(kTurns));
 }
@@ -371,9 +368,7 @@ TEST(TurnThreeWaysOut, TwoMoveTheSlowCallIntoATaskAndComeBackWithATurn) {
 // spec: [TURN-4.3] [TURN-3.3]
 TEST(TurnThreeWaysOut, ThreeLetTheReadInterleave) {
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"total"};
-  Activation<int> cart("cart", 7, opts, ms);
+  Activation<int> cart("cart", 7, interleaving({"total"}), ms);
   Event io;
   Outcome<void> slow_write;
   Outcome<int> total;

@@ -97,9 +97,7 @@ auto stepper(Log& log, Probe& probe, std::string name, int steps, bool serial) {
 // spec: [TURN-1.2] [TURN-3.1] [TURN-3.2]
 TEST(TurnWhatATurnIs, StepsRunOneAtATimeAndInterleaveOnlyAtAwaits) {
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"peek"};
-  Activation<int> a("steps", 0, opts, ms);
+  Activation<int> a("steps", 0, interleaving({"peek"}), ms);
   Log log;
   Probe probe;
   Outcome<void> w1, w2, peek;
@@ -172,9 +170,7 @@ Task<> hammer_all(Activation<Counter>& a, Probe& probe, int fibers, int calls) {
 // spec: [TURN-1.2] [TURN-3.1] [TURN-3.2]
 TEST(TurnWhatATurnIs, SerialTurnsNeverOverlapOnAFourCarrierPool) {
   ThreadPool pool(4);
-  ActivationOptions opts;
-  opts.interleaved_methods = {"peek"};
-  Activation<Counter> a("stress", Counter{}, opts, pool);
+  Activation<Counter> a("stress", Counter{}, interleaving({"peek"}), pool);
   Probe probe;
   constexpr int kFibers = 8, kCalls = 200;
   sync_wait(pool, hammer_all(a, probe, kFibers, kCalls));
@@ -307,9 +303,7 @@ TEST(TurnChain, ANeverAwaitedCallStillRunsInItsPlace) {
 // spec: [TURN-2.3]
 TEST(TurnChain, QueuedCountsSerialCallsWaitingAtEachStep) {
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"peek"};
-  Activation<int> a("q", 0, opts, ms);
+  Activation<int> a("q", 0, interleaving({"peek"}), ms);
   Event e1, e2, e3;
   auto waits_on = [](Event& e) {
     return [&e](TurnContext<int>& ctx) -> Task<> {
@@ -437,9 +431,7 @@ TEST(TurnChain, NoBoundNoPriorityNoReordering) {
 // spec: [TURN-2.5]
 TEST(TurnChain, AThrowingTurnFailsItsCallerOnlyAndTheNextTurnRuns) {
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"peek"};
-  Activation<Log> a("boom", Log{}, opts, ms);
+  Activation<Log> a("boom", Log{}, interleaving({"peek"}), ms);
   Event hold;
   Outcome<void> boom, peek_boom;
   Outcome<std::size_t> after;
@@ -502,9 +494,7 @@ TEST(TurnLanes, SerialIsTheDefault) {
 // spec: [TURN-3.2]
 TEST(TurnLanes, InterleavedTurnStartsAtOnceAndMustReRead) {
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"watch"};
-  Activation<int> a("inter", 0, opts, ms);
+  Activation<int> a("inter", 0, interleaving({"watch"}), ms);
   Event serial_hold, watch_hold;
   Outcome<void> slow;
   collect(ms, a.call("slow", [&](TurnContext<int>& ctx) -> Task<> {
@@ -576,9 +566,7 @@ concept CallerCanPickALane = requires(A& a, B b) { a.call(std::string("m"), b, R
 TEST(TurnLanes, TheActivationOrMethodChoosesNeverTheCaller) {
   static_assert(!CallerCanPickALane<Activation<int>, PlainBody>, "call() takes no lane argument");
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"stats"};
-  Activation<int> a("chooser", 0, opts, ms);
+  Activation<int> a("chooser", 0, interleaving({"stats"}), ms);
   EXPECT_TRUE(a.is_interleaved("stats"));
   EXPECT_FALSE(a.is_interleaved("add"));
 

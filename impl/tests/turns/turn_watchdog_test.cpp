@@ -16,6 +16,7 @@
 
 #include "turns_support.hpp"
 #include "turnstile/turnstile.hpp"
+#include "turnstile_test/threads.hpp"
 
 namespace {
 
@@ -218,13 +219,10 @@ TEST(WatchdogPool, WatchdogCheckAndSettleRaceToOneReportPerTurn) {
       ++ctx.state();
     }));
   }
-  std::atomic<bool> stop{false};
-  std::thread checker([&] {
-    while (!stop.load()) a.check_slow_turns();
-  });
-  for (auto& t : calls) sync_wait(std::move(t));
-  stop.store(true);
-  checker.join();
+  {
+    const turnstile_test::Repeat checker([&] { a.check_slow_turns(); });  // races the settles
+    for (auto& t : calls) sync_wait(std::move(t));
+  }
   std::lock_guard lock(mu);
   std::uint64_t total = 0;
   for (auto& [method, n] : per_turn) {
