@@ -235,6 +235,34 @@ auto gen_by_weight(const Mix& mix, int kinds, Allowed allowed, Make make) -> dec
   });
 }
 
+// Prints the ops of every caller, "[op op], [op]": showValue(op, os) per op.
+template <class Op>
+void show_callers(const std::vector<std::vector<Op>>& callers, std::ostream& os) {
+  for (std::size_t i = 0; i < callers.size(); ++i) {
+    os << (i ? ", " : "") << "[";
+    for (std::size_t j = 0; j < callers[i].size(); ++j) {
+      os << (j ? " " : "");
+      showValue(callers[i][j], os);
+    }
+    os << "]";
+  }
+}
+
+// A value drawn with the given weights ({{a, 2}, {b, 1}}: a two times in three):
+// slots of a uniform number, so it shrinks towards the first value.
+template <class T>
+rc::Gen<T> by_weight(std::vector<std::pair<T, std::size_t>> weights) {
+  std::size_t total = 0;
+  for (const auto& [v, w] : weights) total += w;
+  return rc::gen::map(uniform_in(0, total - 1), [weights](std::size_t x) {
+    for (const auto& [v, w] : weights) {
+      if (x < w) return v;
+      x -= w;
+    }
+    return weights.back().first;
+  });
+}
+
 // A Scheduler that numbers posts. Fibers detached on it post every step here;
 // it forwards to a ManualScheduler that actually queues and runs them, and keeps
 // a shadow queue of post numbers in the same order, so run_next(i) knows the

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "turnstile_test/on_schedulers.hpp"
 
 namespace {
 
@@ -67,16 +68,27 @@ Task<> send_then_close(Channel<int>& ch, std::vector<int> values, SendLog& log) 
 
 // ---------------------------------------------------------------- [RT-7.1] [RT-7.2]
 
+// A sender and a receiver as children of one scope, joined.
+Task<> send_and_receive(Channel<int>& ch, std::vector<int> values, SendLog& s, ReceiveLog& r) {
+  Scope scope;
+  scope.spawn(send_then_close(ch, std::move(values), s));
+  scope.spawn(receive_all(ch, r));
+  co_await scope.join();
+}
+
+// On every scheduler: the sender and the receiver wake each other up across
+// carriers (a full buffer, a rendezvous).
+class ChannelOnSchedulers : public turnstile_test::OnSchedulers {};
+TURNSTILE_TEST_ON_SCHEDULERS(ChannelOnSchedulers);
+
 // spec: [RT-7.1] [RT-7.2]
-TEST(Channel, OneSenderOneReceiverGetsEveryValueOnceInOrder) {
+TEST_P(ChannelOnSchedulers, OneSenderOneReceiverGetsEveryValueOnceInOrder) {
   for (std::size_t capacity : {0u, 1u, 3u, 64u}) {
-    ManualScheduler ms;
     Channel<int> ch(capacity);
     EXPECT_EQ(ch.capacity(), capacity);
     SendLog s;
     ReceiveLog r;
-    detach(ms, send_then_close(ch, iota(0, 200), s));
-    turnstile_test::run_detached(ms, receive_all(ch, r));
+    run(send_and_receive(ch, iota(0, 200), s, r));
     EXPECT_TRUE(s.finished);
     EXPECT_FALSE(s.failed_closed);
     EXPECT_TRUE(r.finished);

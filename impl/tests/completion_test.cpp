@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "turnstile_test/on_schedulers.hpp"
 
 namespace {
 
@@ -311,6 +312,51 @@ TEST(Completion, AwaitingOutsideAFiberThrowsFrameworkContextError) {
   empty.close();
   full.close();
   EXPECT_EQ(empty.size(), 0u);
+}
+
+// ---------------------------------------------------------------- on every scheduler
+
+// Waiters parked on a Promise from several carriers: one completion releases each,
+// once, with the value or the exception. One slot per waiter (they may run at once).
+class PromiseOnSchedulers : public turnstile_test::OnSchedulers {};
+TURNSTILE_TEST_ON_SCHEDULERS(PromiseOnSchedulers);
+
+Task<> value_into(Promise<std::string>& p, std::optional<std::string>& slot) {
+  slot.emplace(co_await p.wait());
+}
+
+Task<> error_into(Promise<int>& p, std::string& slot) {
+  try {
+    (void)co_await p.wait();
+    slot = "<no exception>";
+  } catch (const Boom& e) {
+    slot = e.what();
+  }
+}
+
+// spec: [RT-4.3] [RT-4.1]
+TEST_P(PromiseOnSchedulers, EveryWaiterSeesTheValueOrTheException) {
+  constexpr std::size_t kWaiters = 4;
+  Promise<std::string> value;
+  Promise<int> failure;
+  std::vector<std::optional<std::string>> seen(kWaiters);
+  std::vector<std::string> errors(kWaiters);
+  auto body = [&]() -> Task<> {
+    Scope scope;
+    for (std::size_t i = 0; i < kWaiters; ++i) {
+      scope.spawn(value_into(value, seen[i]));
+      scope.spawn(error_into(failure, errors[i]));
+    }
+    co_await yield();  // some waiters park first, others wait after the completion
+    value.set_value("forty-two");
+    failure.set_exception(std::make_exception_ptr(Boom("refused")));
+    co_await scope.join();
+  };
+  run(body());
+  for (std::size_t i = 0; i < kWaiters; ++i) {
+    EXPECT_EQ(seen[i], "forty-two") << i;
+    EXPECT_EQ(errors[i], "refused") << i;
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "turnstile_test/on_schedulers.hpp"
 
 namespace {
 
@@ -213,6 +214,30 @@ TEST(WhenAll, ChildrenStartWithTheAwaitersBindings) {
   auto [a, b] = sync_wait(std::move(bound));
   EXPECT_EQ(a, "r-7");
   EXPECT_EQ(b, "r-7");
+}
+
+// ---------------------------------------------------------------- on every scheduler
+
+// Children spread over the carriers finish in any order; when_all's results keep
+// the order of its arguments.
+class WhenAllOnSchedulers : public turnstile_test::OnSchedulers {};
+TURNSTILE_TEST_ON_SCHEDULERS(WhenAllOnSchedulers);
+
+Task<int> after_yields(int n) {
+  for (int i = 0; i < n; ++i) co_await yield();
+  co_return n;
+}
+
+// spec: [RT-5.6]
+TEST_P(WhenAllOnSchedulers, ReturnsEveryResultInArgumentOrder) {
+  bool ran = false;
+  const auto [three, none, zero, two] =
+      run(when_all(after_yields(3), nothing(ran), after_yields(0), text("two")));
+  EXPECT_EQ(three, 3);
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(zero, 0);
+  EXPECT_EQ(two, "two");
+  (void)none;
 }
 
 }  // namespace

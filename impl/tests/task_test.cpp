@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "test_support.hpp"
+#include "turnstile_test/on_schedulers.hpp"
 
 namespace {
 
@@ -239,11 +240,15 @@ Task<> catch_from_child(Caught& out) {
   out.continued_after = true;
 }
 
+// On every scheduler: the exception thrown after a suspension resumes on
+// whichever carrier runs the child's next step and still reaches its awaiter.
+class TaskOnSchedulers : public turnstile_test::OnSchedulers {};
+TURNSTILE_TEST_ON_SCHEDULERS(TaskOnSchedulers);
+
 // spec: [RT-1.4]
-TEST(Task, ExceptionReachesTheAwaiter) {
-  ManualScheduler ms;
+TEST_P(TaskOnSchedulers, ExceptionReachesTheAwaiter) {
   Caught caught;
-  turnstile_test::run_detached(ms, catch_from_child(caught));
+  run(catch_from_child(caught));
   EXPECT_EQ(caught.what, "now+void+later");
   EXPECT_TRUE(caught.continued_after);
 }

@@ -161,6 +161,20 @@ struct Pending {
   std::optional<Task<>> task;
   std::shared_ptr<Ctx> slot;  // defer: the body's Ctx, filled at the await
   int key = -1, val = -1;     // defer: the where_task's binding (key -1: a bare Task)
+
+  static Pending of_call(int id, Task<int> t) {
+    Pending p;
+    p.id = id;
+    p.call.emplace(std::move(t));
+    return p;
+  }
+  static Pending of_lane(int id, Task<> t) {
+    Pending p;
+    p.k = K::Lane;
+    p.id = id;
+    p.task.emplace(std::move(t));
+    return p;
+  }
 };
 
 struct ActModel {
@@ -747,11 +761,7 @@ inline Task<> do_call(World* w, Ctx c, const Op* op, bool via_turn, Scope* scope
     Task<> a = await_call(w, c, id, std::move(*t));
     co_await std::move(a);
   } else if (op->await == Await::Later) {
-    Pending p;
-    p.k = Pending::K::Call;
-    p.id = id;
-    p.call.emplace(std::move(*t));
-    c.pending->push_back(std::move(p));
+    c.pending->push_back(Pending::of_call(id, std::move(*t)));
   } else if (op->await == Await::Child || op->await == Await::Detached) {
     hand_off(w, c, scope, op->await, true, id, std::move(t), std::nullopt);
   }  // Never: dropped; the turn runs all the same
@@ -805,11 +815,7 @@ inline Task<> exec_op(World* w, Ctx c, const Op* op, Scope* scope) {
         Task<> a = await_lane(w, c, id, std::move(*t));
         co_await std::move(a);
       } else if (op->await == Await::Later) {
-        Pending p;
-        p.k = Pending::K::Lane;
-        p.id = id;
-        p.task.emplace(std::move(*t));
-        c.pending->push_back(std::move(p));
+        c.pending->push_back(Pending::of_lane(id, std::move(*t)));
       } else if (op->await == Await::Child || op->await == Await::Detached) {
         hand_off(w, c, scope, op->await, false, id, std::nullopt, std::move(t));
       }

@@ -90,44 +90,31 @@ struct Scenario {
 
 inline void print_block(std::ostream& os, const std::vector<Op>& ops, bool numbers);
 
+// The kinds by name, in Kind order; the first five have no body.
+inline constexpr const char* kKindNames[kKinds] = {
+    "read", "yield", "hop", "throw", "capture", "where", "try", "run", "spawn", "detach", "send"};
+inline constexpr int kFirstKindWithBody = static_cast<int>(Kind::Where);
+
 inline void print_op(std::ostream& os, const Op& op, bool numbers) {
   if (numbers) os << '#' << op.number << ' ';
   switch (op.kind) {
-    case Kind::Read:
-      os << "read";
-      return;
-    case Kind::Yield:
-      os << "yield";
-      return;
-    case Kind::Hop:
-      os << "hop";
-      return;
     case Kind::Throw:
       os << "throw(" << op.levels << ')';
-      return;
-    case Kind::Capture:
-      os << "capture";
-      return;
+      break;
     case Kind::Where:
       os << (op.plain ? "plain-where(k" : "where(k") << op.key << '=' << op.value << ')';
-      break;
-    case Kind::Try:
-      os << "try";
       break;
     case Kind::Run:
       os << (op.plain ? "plain-run(#" : "run(#") << op.snap << ')';
       break;
-    case Kind::Spawn:
-      os << "spawn";
-      break;
-    case Kind::Detach:
-      os << "detach";
-      break;
     case Kind::Send:
       os << (op.capture ? "send+ctx" : "send");
       break;
+    default:
+      os << kKindNames[static_cast<int>(op.kind)];
+      break;
   }
-  print_block(os, op.body, numbers);
+  if (static_cast<int>(op.kind) >= kFirstKindWithBody) print_block(os, op.body, numbers);
 }
 
 inline void print_block(std::ostream& os, const std::vector<Op>& ops, bool numbers) {

@@ -98,14 +98,7 @@ inline void showValue(const LaneOp& op, std::ostream& os) {
 }
 inline void showValue(const LaneConfig& c, std::ostream& os) {
   os << "{callers [";
-  for (std::size_t i = 0; i < c.callers.size(); ++i) {
-    os << (i ? ", " : "") << "[";
-    for (std::size_t j = 0; j < c.callers[i].size(); ++j) {
-      os << (j ? " " : "");
-      showValue(c.callers[i][j], os);
-    }
-    os << "]";
-  }
+  show_callers(c.callers, os);
   os << "], closer " << c.closer << " at " << c.close_at
      << (c.two_schedulers ? ", lane on its own scheduler}" : ", one scheduler}");
 }

@@ -86,14 +86,7 @@ inline void showValue(const TurnOp& op, std::ostream& os) {
 }
 inline void showValue(const TurnsConfig& c, std::ostream& os) {
   os << "{callers [";
-  for (std::size_t i = 0; i < c.callers.size(); ++i) {
-    os << (i ? ", " : "") << "[";
-    for (std::size_t j = 0; j < c.callers[i].size(); ++j) {
-      os << (j ? " " : "");
-      showValue(c.callers[i][j], os);
-    }
-    os << "]";
-  }
+  show_callers(c.callers, os);
   os << "], g gates " << c.g_gates << ", h gates " << c.h_gates << ", releaser yields "
      << c.releaser_yields << "}";
 }
@@ -102,19 +95,13 @@ inline void showValue(const TurnsConfig& c, std::ostream& os) {
 // awaited now, no gate, no failure.
 inline rc::Gen<TurnOp> gen_turn_op() {
   return rc::gen::build<TurnOp>(
-      rc::gen::set(&TurnOp::kind, rc::gen::map(uniform_in(0, 4),
-                                               [](std::size_t k) {
-                                                 return k < 2   ? CallKind::kSerial
-                                                        : k < 4 ? CallKind::kInterleaved
-                                                                : CallKind::kYield;
-                                               })),
+      rc::gen::set(&TurnOp::kind, by_weight<CallKind>({{CallKind::kSerial, 2},
+                                                       {CallKind::kInterleaved, 2},
+                                                       {CallKind::kYield, 1}})),
       rc::gen::set(&TurnOp::yields, uniform_in(0, 3)),
-      rc::gen::set(&TurnOp::await, rc::gen::map(uniform_in(0, 3),
-                                                [](std::size_t k) {
-                                                  return k < 2   ? AwaitMode::kNow
-                                                         : k < 3 ? AwaitMode::kLater
-                                                                 : AwaitMode::kNever;
-                                                })),
+      rc::gen::set(&TurnOp::await, by_weight<AwaitMode>({{AwaitMode::kNow, 2},
+                                                         {AwaitMode::kLater, 1},
+                                                         {AwaitMode::kNever, 1}})),
       rc::gen::set(&TurnOp::gate, uniform_in(0, 2)),
       rc::gen::set(&TurnOp::throws,
                    rc::gen::map(uniform_in(0, 4), [](std::size_t x) { return x == 4; })));

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "lane_support.hpp"
+#include "turnstile_test/on_schedulers.hpp"
 #include "turnstile/turnstile.hpp"
 
 namespace {
@@ -350,13 +352,41 @@ TEST(LaneGuarantees, RunQueuesBeforeItReturns) {
   EXPECT_EQ(got, 1);
 }
 
+// On every scheduler: the lane's drain runs on whichever carrier takes it, and an
+// awaiter resumes on whichever carrier its continuation is posted to.
+class LaneOnSchedulers : public turnstile_test::OnSchedulers {};
+TURNSTILE_TEST_ON_SCHEDULERS(LaneOnSchedulers);
+
+// One submitter mixing awaited run() and try_post(): its items run in submission
+// order, wherever its awaits resume.
+Task<> submit_in_order(StateLane& lane, std::vector<int>& executed, int n) {
+  for (int i = 0; i < n; ++i) {
+    auto item = [&executed, i] { executed.push_back(i); };
+    if (i % 2 == 0) {
+      co_await lane.run(item);
+    } else {
+      EXPECT_TRUE(lane.try_post(item));
+    }
+  }
+}
+
+// spec: [LANE-5.2]
+TEST_P(LaneOnSchedulers, OneSubmittersItemsRunInSubmissionOrder) {
+  StateLane lane("ordered", sched());
+  std::vector<int> executed;  // owned by the lane
+  run(submit_in_order(lane, executed, 100));
+  run(lane.close());
+  std::vector<int> submitted(100);
+  std::iota(submitted.begin(), submitted.end(), 0);
+  EXPECT_EQ(executed, submitted);
+}
+
 // spec: [LANE-5.8]
-TEST(LaneGuarantees, ADroppedRunTaskStillRuns) {
-  ManualScheduler ms;
-  StateLane lane("dropped", ms);
+TEST_P(LaneOnSchedulers, ADroppedRunTaskStillRuns) {
+  StateLane lane("dropped", sched());
   bool ran = false;
   { auto t = lane.run([&] { ran = true; }); }  // dropped without awaiting
-  ms.run_until_idle();
+  run(lane.close());                           // every accepted item has run
   EXPECT_TRUE(ran);
 }
 
@@ -500,17 +530,16 @@ TEST(LaneSurface, FailureReachesTheAwaiterAndTheLaneGoesOn) {
 }
 
 // spec: [LANE-7.5]
-TEST(LaneSurface, TryPostFailureGoesToTheErrorHandler) {
-  ManualScheduler ms;
-  StateLane lane("posted", ms);
-  std::vector<std::string> seen;
+TEST_P(LaneOnSchedulers, TryPostFailureGoesToTheErrorHandler) {
+  StateLane lane("posted", sched());
+  std::vector<std::string> seen;  // written inside turns: one at a time
   lane.set_error_handler([&](const StateLane& l, std::exception_ptr e) {
     seen.push_back(l.name() + ": " + turnstile_test::what(e));
   });
   bool next_ran = false;
   ASSERT_TRUE(lane.try_post([] { throw std::runtime_error("posted boom"); }));
   ASSERT_TRUE(lane.try_post([&] { next_ran = true; }));
-  ms.run_until_idle();
+  run(lane.close());
   EXPECT_EQ(seen, (std::vector<std::string>{"posted: posted boom"}));
   EXPECT_TRUE(next_ran);
 }
@@ -567,12 +596,11 @@ TEST(LaneSurface, CloseRunsEverythingAcceptedThenCompletes) {
 }
 
 // spec: [LANE-7.6]
-TEST(LaneSurface, CloseOfAnIdleLaneCompletesAtOnceAndCloseAfterCloseToo) {
-  ManualScheduler ms;
-  StateLane lane("idle-close", ms);
+TEST_P(LaneOnSchedulers, CloseOfAnIdleLaneCompletesAtOnceAndCloseAfterCloseToo) {
+  StateLane lane("idle-close", sched());
   std::vector<std::string> log;
-  turnstile_test::run_detached(ms, close_and_mark(lane, log, "first"));
-  turnstile_test::run_detached(ms, close_and_mark(lane, log, "again"));
+  run(close_and_mark(lane, log, "first"));
+  run(close_and_mark(lane, log, "again"));
   EXPECT_EQ(log, (std::vector<std::string>{"first", "again"}));
 }
 
@@ -638,17 +666,16 @@ TEST(LaneSurface, AwaiterOfTheLastRunMayDestroyTheLaneAtTheStepBudget) {
 // ----------------------------------------------------------------- [LANE-7.7]
 
 // spec: [LANE-7.7]
-TEST(LaneSurface, TryPostFromItsOwnTurnQueuesBehindAndNeverDeadlocks) {
-  ThreadPool pool(2);
-  StateLane lane("self-post", pool);
+TEST_P(LaneOnSchedulers, TryPostFromItsOwnTurnQueuesBehindAndNeverDeadlocks) {
+  StateLane lane("self-post", sched());
   std::vector<int> log;
   Task<> t = lane.run([&] {
     log.push_back(1);
     EXPECT_TRUE(lane.try_post([&] { log.push_back(3); }));  // not reentrant: nothing waits
     log.push_back(2);
   });
-  sync_wait(std::move(t));
-  sync_wait(lane.close());  // drains the self-posted item
+  run(std::move(t));
+  run(lane.close());  // drains the self-posted item
   EXPECT_EQ(log, (std::vector<int>{1, 2, 3}));
 }
 

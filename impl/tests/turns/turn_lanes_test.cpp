@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "turns_support.hpp"
 #include "turnstile/turnstile.hpp"
+#include "turnstile_test/on_schedulers.hpp"
 
 namespace {
 
@@ -257,6 +259,31 @@ TEST(TurnChain, ArrivalOrderIsCallOrderEvenWhenAwaitedInReverse) {
   EXPECT_EQ(*a.snapshot(), (std::vector<int>{0, 1, 2, 3, 4, 5}));
 }
 
+// On every scheduler: serial turns hop between carriers at their awaits, and
+// still run one at a time in arrival order.
+class TurnChainOnSchedulers : public turnstile_test::OnSchedulers {};
+TURNSTILE_TEST_ON_SCHEDULERS(TurnChainOnSchedulers);
+
+// Calls made at once, each turn suspending a few times, awaited newest first: each
+// turn starts after the one before it settled, whatever carrier runs it.
+// spec: [TURN-2.2] [TURN-3.1]
+TEST_P(TurnChainOnSchedulers, TurnsRunInArrivalOrderWhateverOrderTheyAreAwaitedIn) {
+  constexpr int kCalls = 12;
+  Activation<std::vector<int>> a("fifo", {}, {}, sched());
+  std::vector<Task<int>> tasks;
+  for (int i = 0; i < kCalls; ++i) {
+    tasks.push_back(a.call("m" + std::to_string(i), [i](TurnContext<std::vector<int>>& ctx) -> Task<int> {
+      for (int k = 0; k < i % 3; ++k) co_await yield();
+      ctx.state().push_back(i);
+      co_return i;
+    }));
+  }
+  for (int i = kCalls - 1; i >= 0; --i) EXPECT_EQ(run(std::move(tasks[static_cast<std::size_t>(i)])), i);
+  std::vector<int> arrival(kCalls);
+  std::iota(arrival.begin(), arrival.end(), 0);
+  EXPECT_EQ(*a.snapshot(), arrival);
+}
+
 // spec: [TURN-2.2]
 TEST(TurnChain, CallKeepsACapturingBodyAliveUntilItsTurnSettles) {
   ManualScheduler ms;
@@ -283,19 +310,17 @@ TEST(TurnChain, CallKeepsACapturingBodyAliveUntilItsTurnSettles) {
 }
 
 // spec: [TURN-2.2]
-TEST(TurnChain, ANeverAwaitedCallStillRunsInItsPlace) {
-  ManualScheduler ms;
-  Activation<std::vector<int>> a("dropped", {}, {}, ms);
+TEST_P(TurnChainOnSchedulers, ANeverAwaitedCallStillRunsInItsPlace) {
+  Activation<std::vector<int>> a("dropped", {}, {}, sched());
   (void)a.call("one", [](TurnContext<std::vector<int>>& ctx) -> Task<> {
     ctx.state().push_back(1);
     co_return;
   });  // the Task is dropped at once
-  Outcome<void> two;
-  collect(ms, a.call("two", [](TurnContext<std::vector<int>>& ctx) -> Task<> {
-    ctx.state().push_back(2);
-    co_return;
-  }), two);
-  ms.run_until_idle();
+  const Outcome<void> two = run(turnstile_test::outcome_of(a.call(
+      "two", [](TurnContext<std::vector<int>>& ctx) -> Task<> {
+        ctx.state().push_back(2);
+        co_return;
+      })));
   EXPECT_TRUE(two.done);
   EXPECT_EQ(*a.snapshot(), (std::vector<int>{1, 2}));
 }

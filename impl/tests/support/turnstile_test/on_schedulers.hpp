@@ -8,6 +8,7 @@
 //   TEST_P(LaneOnSchedulers, RunsInSubmissionOrder) {
 //     StateLane lane("l", sched());
 //     EXPECT_EQ(run(submit_all(lane)), ...);
+//     run(lane.close());
 //   }
 //
 // The instances are named Carriers/<Suite>.<Test>/Manual, .../Pool1, Pool2, Pool4.
@@ -16,11 +17,15 @@
 // run(task) is sync_wait(sched(), task): on the ManualScheduler the calling thread
 // drives the scheduler until the task completes (a task that cannot complete is
 // reported with FrameworkContextError, [RT-6.3]); on a pool it blocks until the
-// task completes on a carrier. No sleeps either way. Fibers the task started and
-// did not await may still be running after run() on a pool: drain() first runs
-// every ready item of the ManualScheduler, or destroys the pool (its destructor
-// runs every queued item and joins the carriers, [RT-8.5]), before the test reads
-// what they wrote. sched() is not usable after drain() on a pool.
+// task completes on a carrier. No sleeps either way. A test awaits, inside the
+// tasks it runs, everything whose effects it reads afterwards (children through
+// a Scope, calls and lane runs through their Tasks, a lane's items through
+// close()): on a pool nothing else orders a carrier's writes before the test's
+// reads. Data written by several fibers that may run at once (on pools of 2 and 4
+// carriers) is atomic or one slot per fiber.
+//
+// The scheduler outlives every local of the test body (the fixture owns it), so
+// an Activation or a StateLane declared in the body is destroyed first.
 //
 // A test body whose outcome depends on which item runs first (exact
 // interleavings, virtual time) is not for this fixture: those stay on a
@@ -59,14 +64,6 @@ class OnSchedulers : public ::testing::TestWithParam<unsigned> {
   template <class T>
   T run(turnstile::Task<T> task) {
     return turnstile::sync_wait(sched(), std::move(task));
-  }
-
-  void drain() {
-    if (manual_) {
-      manual_->run_until_idle();
-    } else {
-      pool_.reset();
-    }
   }
 
  private:

@@ -6,6 +6,8 @@
 //   must outlive the fiber; read it once the scheduler has run the fiber to its
 //   end (a ManualScheduler driven to idle, a ThreadPool destroyed or joined
 //   through some latch).
+// - outcome_of(task): a Task that awaits `task` and returns its Outcome (it never
+//   throws), e.g. `const Outcome<int> o = sync_wait(s, outcome_of(std::move(call)));`.
 // - Settled<T> / settle<Error>(task): the same as a Task, for property scenarios:
 //   the value, the `id` of an `Error` (a type with an int member `id`), or
 //   `other` for any other exception.
@@ -61,6 +63,14 @@ turnstile::Task<> collect_into(turnstile::Task<T> task, Outcome<T>& out) {
 template <class T>
 void collect(turnstile::Scheduler& s, turnstile::Task<T> task, Outcome<T>& out) {
   turnstile::detach(s, collect_into(std::move(task), out));
+}
+
+template <class T>
+turnstile::Task<Outcome<T>> outcome_of(turnstile::Task<T> task) {
+  Outcome<T> out;
+  turnstile::Task<> collecting = collect_into(std::move(task), out);
+  co_await std::move(collecting);
+  co_return out;
 }
 
 template <class T>
