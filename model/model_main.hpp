@@ -413,8 +413,8 @@ inline int model_main(int argc, char** argv, const char* model, const std::vecto
 // Defines main() for a model: TURNSTILE_MODEL_MAIN("lane", {suite<Submitters>("submitters",
 // {default searches}), ...}) runs model_main over those suites. The names of turnstile::model (bounded, random_search, run_suite, ...) are
 // in scope inside the list.
-#define TURNSTILE_MODEL_MAIN(model, ...)                    \
+#define TURNSTILE_MODEL_MAIN(model_name, ...)               \
   int main(int argc, char** argv) {                        \
     using namespace ::turnstile::model;                    \
-    return model_main(argc, argv, model, __VA_ARGS__);     \
+    return model_main(argc, argv, model_name, __VA_ARGS__); \
   }

@@ -385,7 +385,8 @@ class World {
     }
   }
 
-  void on_resumed(int id, std::optional<int> value, std::optional<int> error_id, bool other) {
+  void on_resumed(int id, const turnstile_test::Settled<int>& settled) {
+    const auto& [value, error_id, other] = settled;
     ItemRec& r = rec.items[static_cast<std::size_t>(id)];
     r.resumed = true;
     r.value = value;
@@ -448,8 +449,7 @@ inline int Work::operator()() { return w->run_turn(*this); }
 // Awaits one run() Task and records what it yields.
 inline Task<> await_item(World& w, int id, Task<int> t) {
   Task<turnstile_test::Settled<int>> settling = turnstile_test::settle<ItemError>(std::move(t));
-  const turnstile_test::Settled<int> s = co_await std::move(settling);
-  w.on_resumed(id, s.value, s.error_id, s.other);
+  w.on_resumed(id, co_await std::move(settling));
 }
 
 inline Task<> caller(World& w, int c, std::vector<LaneOp> ops) {

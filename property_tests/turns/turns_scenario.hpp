@@ -335,7 +335,8 @@ class World {
     }
   }
 
-  void on_resumed(int id, std::optional<int> value, std::optional<int> error_id, bool other) {
+  void on_resumed(int id, const turnstile_test::Settled<int>& settled) {
+    const auto& [value, error_id, other] = settled;
     TurnRec& r = rec.turns[static_cast<std::size_t>(id)];
     r.resumed = true;
     r.ended_at_resume = r.ended;
@@ -354,8 +355,7 @@ class World {
 
 inline Task<> await_turn(World& w, int id, Task<int> t) {
   Task<turnstile_test::Settled<int>> settling = turnstile_test::settle<TurnError>(std::move(t));
-  const turnstile_test::Settled<int> s = co_await std::move(settling);
-  w.on_resumed(id, s.value, s.error_id, s.other);
+  w.on_resumed(id, co_await std::move(settling));
 }
 
 inline Task<> caller(World& w, int c, std::vector<TurnOp> ops) {
