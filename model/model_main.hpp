@@ -410,9 +410,10 @@ inline int model_main(int argc, char** argv, const char* model, const std::vecto
 
 }  // namespace turnstile::model
 
-// Defines main() for a model: TURNSTILE_MODEL_MAIN("lane", {suite<Submitters>("submitters",
-// {default searches}), ...}) runs model_main over those suites. The names of turnstile::model (bounded, random_search, run_suite, ...) are
-// in scope inside the list.
+// Defines main() for a model: TURNSTILE_MODEL_MAIN("lane", {suite<Submitters>(
+// "submitters", {default searches}), ...}) runs model_main over those suites. The
+// names of turnstile::model (suite, bounded, random_search, ...) are in scope inside
+// the list.
 #define TURNSTILE_MODEL_MAIN(model_name, ...)               \
   int main(int argc, char** argv) {                        \
     using namespace ::turnstile::model;                    \

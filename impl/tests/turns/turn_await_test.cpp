@@ -68,23 +68,13 @@ TEST(TurnAwaitHoldsTheLane, OnlyThisActivationsSerialCallsWait) {
 class SlowTurn : public ::testing::Test {
  protected:
   ActivationOptions options(std::chrono::nanoseconds threshold = 100ms) {
-    ActivationOptions o;
-    o.slow_turn = threshold;
-    o.clock = clock.fn();
-    o.on_slow_turn = [this](const std::string& id, const std::string& method,
-                            std::chrono::nanoseconds elapsed) {
+    const auto record = [this](const std::string& id, const std::string& method,
+                               std::chrono::nanoseconds elapsed) {
       reports.push_back({id, method, elapsed});
     };
+    ActivationOptions o = slow_after(threshold, record);
+    o.clock = clock.fn();
     return o;
-  }
-  // A turn that holds until `e` is set.
-  static auto held_by(Event& e) {
-    return [&e](TurnContext<int>&) -> Task<> { co_await e.wait(); };
-  }
-  // Calls `method` on `a` with a turn held by `e`, and runs until the turn waits.
-  void start_held(Activation<int>& a, const char* method, Event& e) {
-    (void)a.call(method, held_by(e));
-    ms.run_until_idle();
   }
 
   ManualScheduler ms;
@@ -96,7 +86,7 @@ class SlowTurn : public ::testing::Test {
 TEST_F(SlowTurn, ReportedOnceByCheckAndNotAgainAtSettle) {
   Activation<int> a("slow/1", 0, options(), ms);
   Event hold;
-  start_held(a, "checkout", hold);
+  start_held(ms, a, "checkout", hold);
   clock.advance(60ms);
   a.check_slow_turns();
   EXPECT_TRUE(reports.empty());  // 60 ms: not slow yet
@@ -124,7 +114,7 @@ TEST_F(SlowTurn, ReportedOnceByCheckAndNotAgainAtSettle) {
 TEST_F(SlowTurn, ReportedAtSettleWhenNobodyChecked) {
   Activation<int> a("slow/2", 0, options(), ms);
   Event hold;
-  start_held(a, "export", hold);
+  start_held(ms, a, "export", hold);
   clock.advance(250ms);
   EXPECT_TRUE(reports.empty());  // the watchdog runs on the scheduler's clock, which did not move
   hold.set();
@@ -188,14 +178,12 @@ TEST_F(SlowTurn, DefaultThresholdIsFiveSeconds) {
   o.slow_turn = ActivationOptions{}.slow_turn;
   Activation<int> a("slow/5", 0, o, ms);
   Event h1, h2;
-  (void)a.call("under", held_by(h1));
-  ms.run_until_idle();
+  start_held(ms, a, "under", h1);
   clock.advance(4900ms);
   h1.set();
   ms.run_until_idle();
   EXPECT_TRUE(reports.empty());
-  (void)a.call("over", held_by(h2));
-  ms.run_until_idle();
+  start_held(ms, a, "over", h2);
   clock.advance(5100ms);
   h2.set();
   ms.run_until_idle();
@@ -209,7 +197,7 @@ TEST_F(SlowTurn, DefaultHandlerWarnsOnStderr) {
   o.on_slow_turn = nullptr;
   Activation<int> a("cart/user-42", 0, o, ms);
   Event hold;
-  start_held(a, "checkout", hold);
+  start_held(ms, a, "checkout", hold);
   clock.advance(1500ms);
   ::testing::internal::CaptureStderr();
   a.check_slow_turns();
@@ -262,8 +250,7 @@ TEST_F(SlowTurn, AHandlerMayCallBackIntoTheHost) {
   };
   auto& a = host.activate<int>("a", 0, o);
   Event hold;
-  (void)a.call("m", held_by(hold));
-  ms.run_until_idle();
+  start_held(ms, a, "m", hold);
   clock.advance(1s);
   host.check_slow_turns();
   ASSERT_EQ(seen.size(), 1u);
@@ -281,13 +268,12 @@ TEST(SlowTurnPool, CheckFromAnotherThreadWhileTurnsSettle) {
   ThreadPool pool(4);
   FakeClock clock;
   std::atomic<int> reported{0};
-  ActivationOptions o;
-  o.slow_turn = 1ms;
-  o.clock = clock.fn();
-  o.on_slow_turn = [&](const std::string&, const std::string& method, std::chrono::nanoseconds) {
+  const auto report = [&](const std::string&, const std::string& method, std::chrono::nanoseconds) {
     EXPECT_EQ(method.substr(0, 4), "turn");
     reported.fetch_add(1);
   };
+  ActivationOptions o = slow_after(1ms, report);
+  o.clock = clock.fn();
   Activation<int> a("raced", 0, o, pool);
   constexpr int kTurns = 300;
   std::vector<Task<>> calls;

@@ -198,10 +198,10 @@ TEST(PlainCall, ACallFromALaneItemRunsItsTurnOffTheLaneWithItsOwnMarker) {
 TEST(PlainCall, ASlowPlainBodyIsReportedOnce) {
   ManualScheduler ms;
   std::vector<std::string> reports;
-  ActivationOptions opts;
-  opts.slow_turn = 100ms;
-  opts.on_slow_turn = [&](const std::string& id, const std::string& method,
-                          std::chrono::nanoseconds) { reports.push_back(id + "/" + method); };
+  const auto report = [&](const std::string& id, const std::string& method, std::chrono::nanoseconds) {
+    reports.push_back(id + "/" + method);
+  };
+  const ActivationOptions opts = slow_after(100ms, report);
   Activation<int> a("slow", 0, opts, ms);
   auto stall = a.call("stall", [&ms](int& n) {
     ms.advance(250ms);  // the turn's one step takes 250ms of virtual time

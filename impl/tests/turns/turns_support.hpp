@@ -4,7 +4,8 @@
 //   (turnstile_test/outcome.hpp): runs a call's Task as a detached fiber and
 //   records its value or exception, so a test can make calls, await them in any
 //   order and step the scheduler in between.
-// - interleaving({...}): ActivationOptions with those interleaved methods.
+// - interleaving({...}), slow_after(threshold, handler): ActivationOptions.
+// - held_by(e), start_held(ms, a, method, e): a turn held until an Event is set.
 // - FakeClock: the injected ActivationOptions::clock.
 // - Probe: counts steps and serial turns in progress, keeps their maxima.
 #pragma once
@@ -17,6 +18,7 @@
 #include <functional>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "turnstile/turnstile.hpp"
@@ -35,6 +37,28 @@ inline ts::ActivationOptions interleaving(std::initializer_list<std::string> met
   ts::ActivationOptions o;
   o.interleaved_methods = methods;
   return o;
+}
+
+// Options that report a turn slower than `threshold` to `on_slow`, everything else
+// default ([TURN-4.2]).
+inline ts::ActivationOptions slow_after(std::chrono::nanoseconds threshold,
+                                        ts::ActivationOptions::SlowTurnHandler on_slow) {
+  ts::ActivationOptions o;
+  o.slow_turn = threshold;
+  o.on_slow_turn = std::move(on_slow);
+  return o;
+}
+
+// A turn body that holds its turn until `e` is set.
+inline auto held_by(ts::Event& e) {
+  return [&e](ts::TurnContext<int>&) -> ts::Task<> { co_await e.wait(); };
+}
+
+// Calls `method` on `a` with a turn held by `e` (the Task dropped: the turn runs
+// all the same), and runs `ms` until the turn waits.
+inline void start_held(ts::ManualScheduler& ms, ts::Activation<int>& a, const char* method, ts::Event& e) {
+  (void)a.call(method, held_by(e));
+  ms.run_until_idle();
 }
 
 // A clock the test moves by hand.
