@@ -104,6 +104,9 @@ void check_exactly_once(Harness& h, int waiters) {
 // set-vs-wait: one setter, two waiters, one of which first polls is_set() (the
 // awaiter's await_ready fast path).
 struct SetVsWait : rl::test_suite<SetVsWait, 3> {
+  static constexpr const char* kChecks =
+      "one set() vs two waiters (one via is_set): each published waiter notified exactly once, "
+      "node not touched after notify, setter's writes visible on every path";
   Harness h;
 
   void thread(unsigned idx) {
@@ -136,6 +139,8 @@ struct SetVsWait : rl::test_suite<SetVsWait, 3> {
 // Notification order must follow publication order: A before B always, and A
 // before C when C's thread saw A published first [COMP-I3].
 struct Fifo : rl::test_suite<Fifo, 3> {
+  static constexpr const char* kChecks =
+      "three waiters (two from one thread): notified exactly once, in publication order";
   Harness h;
   Sync::atomic<int> a_published{0};
   Sync::var<int> c_saw_a{0};
@@ -179,6 +184,8 @@ struct Fifo : rl::test_suite<Fifo, 3> {
 // The waiter is notified exactly once whichever set() takes it; reset() of a
 // latch this thread set (and only it resets) succeeds; the latch ends set.
 struct EventReset : rl::test_suite<EventReset, 3> {
+  static constexpr const char* kChecks =
+      "set/reset/set vs a concurrent set vs one waiter: exactly-once, reset succeeds, ends set";
   Harness h;
 
   void thread(unsigned idx) {
@@ -201,20 +208,8 @@ struct EventReset : rl::test_suite<EventReset, 3> {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  using namespace turnstile::model;
-  return model_main(
-      argc, argv, "completion",
-      {
-          {"set-vs-wait",
-           "one set() vs two waiters (one via is_set): each published waiter notified exactly once, "
-           "node not touched after notify, setter's writes visible on every path",
-           {bounded(4), random_search(200000)}, &run_suite<SetVsWait>},
-          {"fifo",
-           "three waiters (two from one thread): notified exactly once, in publication order",
-           {bounded(2), random_search(200000)}, &run_suite<Fifo>},
-          {"event-reset",
-           "set/reset/set vs a concurrent set vs one waiter: exactly-once, reset succeeds, ends set",
-           {full_search(), random_search(200000)}, &run_suite<EventReset>},
-      });
-}
+TURNSTILE_MODEL_MAIN("completion", {
+    suite<SetVsWait>("set-vs-wait", {bounded(4), random_search(200000)}),
+    suite<Fifo>("fifo", {bounded(2), random_search(200000)}),
+    suite<EventReset>("event-reset", {full_search(), random_search(200000)}),
+})

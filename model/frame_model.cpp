@@ -95,6 +95,21 @@ Frame* take(Sync::atomic<Frame*>& slot) {
   }
 }
 
+// Three references to one frame, one per thread: before() hands them out (the
+// frame's count is 3), each thread takes its own. Plain data of the suite: a
+// Sync::var slot per thread, written in before(), read by its thread.
+struct ThreeRefs {
+  Sync::var<Frame*> slot[3];
+
+  void hand_out(FrameRef f) {
+    FrameRef r1 = f, r2 = f;
+    slot[0].store(f.release());
+    slot[1].store(r1.release());
+    slot[2].store(r2.release());
+  }
+  FrameRef take(unsigned idx) { return FrameRef::adopt(slot[idx].load()); }
+};
+
 // ---------------------------------------------------------------------------
 // share-and-unbind:
 //  before(): a parent context A <- B (B newest), as an owner fiber's head, plus
@@ -109,6 +124,9 @@ Frame* take(Sync::atomic<Frame*>& slot) {
 // thread 2; A by whoever frees B. Every frame must be freed exactly once, after
 // all its readers.
 struct ShareAndUnbind : rl::test_suite<ShareAndUnbind, 3> {
+  static constexpr const char* kChecks =
+      "snapshot handed across threads while the owner unbinds and a child binds on a copy: "
+      "no race on frame values, no use after free, each frame freed once, no leak";
   Ledger ledger;
   Sync::atomic<Frame*> snapshot_slot{nullptr};
   // Handles used by one model thread each after before() (before() happens-before
@@ -157,20 +175,19 @@ struct ShareAndUnbind : rl::test_suite<ShareAndUnbind, 3> {
 // Thread 0 copies its reference (retain, concurrent with the others' releases),
 // reads through both, releases both; threads 1 and 2 read and release theirs.
 struct CopyWhileReleasing : rl::test_suite<CopyWhileReleasing, 3> {
+  static constexpr const char* kChecks =
+      "retain and releases of one frame from three threads: each frame freed once after its "
+      "last reader, no leak";
   Ledger ledger;
-  Sync::var<Frame*> refs[3];
+  ThreeRefs refs;
 
   void before() {
     auto* a = new ValueFrame(&kKeyA, nullptr, 0, 10, ledger);
-    FrameRef b = FrameRef::adopt(new ValueFrame(&kKeyB, a, 1, 20, ledger));
-    FrameRef r1 = b, r2 = b;
-    refs[0].store(b.release());
-    refs[1].store(r1.release());
-    refs[2].store(r2.release());
+    refs.hand_out(FrameRef::adopt(new ValueFrame(&kKeyB, a, 1, 20, ledger)));
   }
 
   void thread(unsigned idx) {
-    FrameRef mine = FrameRef::adopt(refs[idx].load());
+    FrameRef mine = refs.take(idx);
     if (idx == 0) {
       FrameRef extra = mine;  // retain while the others may be releasing
       read_chain(extra, {20, 10});
@@ -191,19 +208,15 @@ struct CopyWhileReleasing : rl::test_suite<CopyWhileReleasing, 3> {
 // others. The frame must be freed exactly once, by the last drop: a lost update
 // of the count shows up as a leak, a double free or a use of freed memory.
 struct RefcountArithmetic : rl::test_suite<RefcountArithmetic, 3> {
+  static constexpr const char* kChecks =
+      "retain/release counting alone (no value reads): freed exactly once, by the last drop";
   Ledger ledger;
-  Sync::var<Frame*> refs[3];
+  ThreeRefs refs;
 
-  void before() {
-    FrameRef a = FrameRef::adopt(new ValueFrame(&kKeyA, nullptr, 0, 10, ledger));
-    FrameRef r1 = a, r2 = a;
-    refs[0].store(a.release());
-    refs[1].store(r1.release());
-    refs[2].store(r2.release());
-  }
+  void before() { refs.hand_out(FrameRef::adopt(new ValueFrame(&kKeyA, nullptr, 0, 10, ledger))); }
 
   void thread(unsigned idx) {
-    FrameRef mine = FrameRef::adopt(refs[idx].load());
+    FrameRef mine = refs.take(idx);
     FrameRef copy = mine;  // retain, concurrent with the other threads' releases
     if (idx % 2 == 0) mine = FrameRef();  // vary which reference goes first
   }
@@ -216,21 +229,8 @@ struct RefcountArithmetic : rl::test_suite<RefcountArithmetic, 3> {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  using namespace turnstile::model;
-  return model_main(
-      argc, argv, "frame",
-      {
-          {"share-and-unbind",
-           "snapshot handed across threads while the owner unbinds and a child binds on a copy: "
-           "no race on frame values, no use after free, each frame freed once, no leak",
-           {bounded(4), random_search(200000)}, &run_suite<ShareAndUnbind>},
-          {"copy-while-releasing",
-           "retain and releases of one frame from three threads: each frame freed once after its "
-           "last reader, no leak",
-           {full_search(), random_search(200000)}, &run_suite<CopyWhileReleasing>},
-          {"refcount-arithmetic",
-           "retain/release counting alone (no value reads): freed exactly once, by the last drop",
-           {full_search(), random_search(200000)}, &run_suite<RefcountArithmetic>},
-      });
-}
+TURNSTILE_MODEL_MAIN("frame", {
+    suite<ShareAndUnbind>("share-and-unbind", {bounded(4), random_search(200000)}),
+    suite<CopyWhileReleasing>("copy-while-releasing", {full_search(), random_search(200000)}),
+    suite<RefcountArithmetic>("refcount-arithmetic", {full_search(), random_search(200000)}),
+})

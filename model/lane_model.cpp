@@ -222,6 +222,10 @@ void run_posted_drains(Lane& lane, std::size_t budget) {
 // drain touches the lane or an item after completing it (use of freed memory
 // otherwise).
 struct Submitters : rl::test_suite<Submitters, kThreads> {
+  static constexpr const char* kChecks =
+      "3 submitters, 5 items, drains posted to the submitters (budget 1-2), awaiters resumed on "
+      "another thread: one turn at a time, FIFO per submitter and across a happens-before, each "
+      "item runs and completes once, lane idle and destroyable after the last awaiter resumes";
   static constexpr int kItems = 5;
   Lane lane;
   Sync::atomic<int> a0_submitted{0};
@@ -315,6 +319,9 @@ struct Submitters : rl::test_suite<Submitters, kThreads> {
 // number accepted); nothing touches the lane after close() completed (use of
 // freed memory otherwise); the lane ends idle and closed.
 struct CloseVsSubmit : rl::test_suite<CloseVsSubmit, kThreads> {
+  static constexpr const char* kChecks =
+      "two close() racing three submissions: accepted items run once, refused never, refusal "
+      "after close, drained reported once after the last accepted turn, lane destroyable then";
   Lane lane;
   Sync::atomic<int> drained_reports{0};
   Sync::var<int> runs_at_drained{-1};
@@ -429,6 +436,10 @@ struct CloseVsSubmit : rl::test_suite<CloseVsSubmit, kThreads> {
 class FollowUpItem;
 
 struct CompletionHandoff : rl::test_suite<CompletionHandoff, kThreads> {
+  static constexpr const char* kChecks =
+      "continuations run inline at complete() and re-enter the lane: never see a marker, "
+      "follow-ups queue behind, every item runs once; the last one destroys the lane at once "
+      "and the drain never touches it again";
   Lane lane;
   void before() {
     lane.core = new Core;
@@ -480,24 +491,8 @@ void CompletionHandoff::thread(unsigned idx) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  using namespace turnstile::model;
-  return model_main(
-      argc, argv, "lane",
-      {
-          {"submitters",
-           "3 submitters, 5 items, drains posted to the submitters (budget 1-2), awaiters resumed on "
-           "another thread: one turn at a time, FIFO per submitter and across a happens-before, each "
-           "item runs and completes once, lane idle and destroyable after the last awaiter resumes",
-           {bounded(1), random_search(200000)}, &run_suite<Submitters>},
-          {"close-vs-submit",
-           "two close() racing three submissions: accepted items run once, refused never, refusal "
-           "after close, drained reported once after the last accepted turn, lane destroyable then",
-           {bounded(2), random_search(200000)}, &run_suite<CloseVsSubmit>},
-          {"completion-handoff",
-           "continuations run inline at complete() and re-enter the lane: never see a marker, "
-           "follow-ups queue behind, every item runs once; the last one destroys the lane at once "
-           "and the drain never touches it again",
-           {bounded(2), random_search(200000)}, &run_suite<CompletionHandoff>},
-      });
-}
+TURNSTILE_MODEL_MAIN("lane", {
+    suite<Submitters>("submitters", {bounded(1), random_search(200000)}),
+    suite<CloseVsSubmit>("close-vs-submit", {bounded(2), random_search(200000)}),
+    suite<CompletionHandoff>("completion-handoff", {bounded(2), random_search(200000)}),
+})

@@ -26,6 +26,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace turnstile::model {
@@ -50,6 +51,13 @@ struct SuiteSpec {
 template <class Suite>
 bool run_suite(rl::test_params& p) {
   return rl::simulate<Suite>(p);
+}
+
+// The SuiteSpec of the rl::test_suite `Suite`, whose `static constexpr const char*
+// kChecks` says what a pass means (one line, printed with every run).
+template <class Suite>
+SuiteSpec suite(const char* name, std::vector<Search> defaults) {
+  return SuiteSpec{name, Suite::kChecks, std::move(defaults), &run_suite<Suite>};
 }
 
 namespace cli {
@@ -401,3 +409,13 @@ inline int model_main(int argc, char** argv, const char* model, const std::vecto
 }
 
 }  // namespace turnstile::model
+
+// Defines main() for a model: TURNSTILE_MODEL_MAIN("lane", {suite<Submitters>(
+// "submitters", {default searches}), ...}) runs model_main over those suites. The
+// names of turnstile::model (suite, bounded, random_search, ...) are in scope inside
+// the list.
+#define TURNSTILE_MODEL_MAIN(model_name, ...)               \
+  int main(int argc, char** argv) {                        \
+    using namespace ::turnstile::model;                    \
+    return model_main(argc, argv, model_name, __VA_ARGS__); \
+  }

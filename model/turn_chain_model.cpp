@@ -198,6 +198,9 @@ void check_all(Harness& h, int turns) {
 // its node is notified exactly once; every link is freed exactly once, after its
 // last use (Relacy: leak, double free, access to freed memory) [TURN-2.1].
 struct ThreeCallers : rl::test_suite<ThreeCallers, 3> {
+  static constexpr const char* kChecks =
+      "three serial calls from three threads: turns never overlap, start in attach order, "
+      "each waiter notified once, every link freed exactly once after its last use";
   Harness h;
 
   void thread(unsigned idx) { run_turn(h, call(h, static_cast<int>(idx))); }
@@ -216,6 +219,9 @@ struct ThreeCallers : rl::test_suite<ThreeCallers, 3> {
 // B's turn run on another thread, possibly ready first) and A before C when
 // thread 1 saw A called.
 struct CallThenRunElsewhere : rl::test_suite<CallThenRunElsewhere, 3> {
+  static constexpr const char* kChecks =
+      "two calls from one thread (the second's turn run on another thread) and one from a third: "
+      "call order is start order, no overlap, links freed exactly once";
   Harness h;
   Sync::atomic<int> a_called{0};
   Sync::var<int> c_saw_a{0};
@@ -256,18 +262,7 @@ struct CallThenRunElsewhere : rl::test_suite<CallThenRunElsewhere, 3> {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  using namespace turnstile::model;
-  return model_main(
-      argc, argv, "turn_chain",
-      {
-          {"three-callers",
-           "three serial calls from three threads: turns never overlap, start in attach order, "
-           "each waiter notified once, every link freed exactly once after its last use",
-           {bounded(2), random_search(200000)}, &run_suite<ThreeCallers>},
-          {"call-then-run-elsewhere",
-           "two calls from one thread (the second's turn run on another thread) and one from a third: "
-           "call order is start order, no overlap, links freed exactly once",
-           {bounded(2), random_search(200000)}, &run_suite<CallThenRunElsewhere>},
-      });
-}
+TURNSTILE_MODEL_MAIN("turn_chain", {
+    suite<ThreeCallers>("three-callers", {bounded(2), random_search(200000)}),
+    suite<CallThenRunElsewhere>("call-then-run-elsewhere", {bounded(2), random_search(200000)}),
+})

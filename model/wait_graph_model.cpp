@@ -148,6 +148,9 @@ struct Overlap {
 // Checks: exactly one await is refused (both begun is the hang [TURN-7.1]
 // forbids, both refused a false refusal), and its cycle is every hop of it.
 struct TwoActivations : rl::test_suite<TwoActivations, 2> {
+  static constexpr const char* kChecks =
+      "TA awaits CB while TB awaits CA (each call queued behind the other's turn): exactly one "
+      "await refused, naming every hop";
   Graph g;
   Lane la, lb;
   CallNode ta{&la, true, 1}, tb{&lb, true, 2}, ca{&la, true, 3}, cb{&lb, true, 4};
@@ -180,6 +183,8 @@ struct TwoActivations : rl::test_suite<TwoActivations, 2> {
 // the awaits close no cycle, all three do. The edges stay until after().
 // Checks: exactly one refused (the last to be checked), its cycle is the six hops.
 struct ThreeActivations : rl::test_suite<ThreeActivations, 3> {
+  static constexpr const char* kChecks =
+      "TA->CB, TB->CC, TC->CA on three threads: exactly one refused, naming the six hops";
   Graph g;
   Lane lane[3];
   CallNode turn[3] = {{&lane[0], true, 1}, {&lane[1], true, 2}, {&lane[2], true, 3}};
@@ -221,6 +226,9 @@ struct ThreeActivations : rl::test_suite<ThreeActivations, 3> {
 // Checks: exactly one refused, with every hop, whichever holder thread 0 saw;
 // no access to the freed TB [WAIT-I2].
 struct LaneHandoff : rl::test_suite<LaneHandoff, 2> {
+  static constexpr const char* kChecks =
+      "a cycle closing through the turn that took a lane over while the other await walks it: "
+      "exactly one refused, naming every hop; the freed former holder is never read";
   Graph g;
   Lane la, lb;
   CallNode ta{&la, true, 1}, ca{&la, true, 2}, tb2{&lb, true, 4}, cb{&lb, true, 5};
@@ -269,6 +277,9 @@ struct LaneHandoff : rl::test_suite<LaneHandoff, 2> {
 // a cycle if IA waited for TA; it does not.
 // Checks: no await is refused [WAIT-I4]; no access to the freed TB [WAIT-I2].
 struct NoFalseRefusal : rl::test_suite<NoFalseRefusal, 2> {
+  static constexpr const char* kChecks =
+      "awaits closing no cycle (an interleaved call waits for no turn; the callee takes its lane "
+      "over) walked while the lane changes hands: none refused; the freed holder is never read";
   Graph g;
   Lane la, lb;
   CallNode ta{&la, true, 1}, cb{&lb, true, 3}, ia{&la, false, 4};
@@ -316,6 +327,9 @@ struct NoFalseRefusal : rl::test_suite<NoFalseRefusal, 2> {
 // Checks: exactly one of W -> Q and Q -> W is refused, with its two hops; H -> U
 // and V -> Q are never refused [WAIT-I4]; no walker reads the freed H [WAIT-I2].
 struct SettleVsWalk : rl::test_suite<SettleVsWalk, 3> {
+  static constexpr const char* kChecks =
+      "two walkers through a lane holder that settles and is freed and a queued call that "
+      "starts: the freed holder is never read, no false refusal, W<->Q refused exactly once";
   Graph g;
   Lane la, lw, lv, lu;
   CallNode q{&la, true, 2}, w{&lw, true, 3}, v{&lv, true, 4}, u{&lu, false, 5};
@@ -375,6 +389,9 @@ struct SettleVsWalk : rl::test_suite<SettleVsWalk, 3> {
 // (probe R -> X accepted, reading no freed edge); no walker follows a freed edge;
 // no leak.
 struct EndWait : rl::test_suite<EndWait, 3> {
+  static constexpr const char* kChecks =
+      "two awaits from one node inserted and removed while a third walks its edge list: no "
+      "lost or stale edge, no cycle ever in the graph, every edge removed, nothing leaked";
   Graph g;
   Lane lx, ly, lr;
   CallNode x{&lx, true, 1}, y{&ly, true, 2}, p{&ly, true, 3}, q{&lx, true, 4}, r{&lr, false, 5};
@@ -437,33 +454,11 @@ struct EndWait : rl::test_suite<EndWait, 3> {
 // end-wait run their random sample first: it finds the planted bugs they are
 // meant for (SETTLE_UNLOCKED, UNLINK_AS_HEAD) within a few executions, where the
 // bounded tree search needs bound 1 and about a million executions.
-int main(int argc, char** argv) {
-  using namespace turnstile::model;
-  return model_main(
-      argc, argv, "wait_graph",
-      {
-          {"two-activations",
-           "TA awaits CB while TB awaits CA (each call queued behind the other's turn): exactly one "
-           "await refused, naming every hop",
-           {full_search(), random_search(50000)}, &run_suite<TwoActivations>},
-          {"three-activations",
-           "TA->CB, TB->CC, TC->CA on three threads: exactly one refused, naming the six hops",
-           {bounded(0), random_search(50000)}, &run_suite<ThreeActivations>},
-          {"lane-handoff",
-           "a cycle closing through the turn that took a lane over while the other await walks it: "
-           "exactly one refused, naming every hop; the freed former holder is never read",
-           {full_search(), random_search(50000)}, &run_suite<LaneHandoff>},
-          {"no-false-refusal",
-           "awaits closing no cycle (an interleaved call waits for no turn; the callee takes its lane "
-           "over) walked while the lane changes hands: none refused; the freed holder is never read",
-           {bounded(2), random_search(50000)}, &run_suite<NoFalseRefusal>},
-          {"settle-vs-walk",
-           "two walkers through a lane holder that settles and is freed and a queued call that "
-           "starts: the freed holder is never read, no false refusal, W<->Q refused exactly once",
-           {random_search(50000), bounded(0)}, &run_suite<SettleVsWalk>},
-          {"end-wait",
-           "two awaits from one node inserted and removed while a third walks its edge list: no "
-           "lost or stale edge, no cycle ever in the graph, every edge removed, nothing leaked",
-           {random_search(50000), bounded(0)}, &run_suite<EndWait>},
-      });
-}
+TURNSTILE_MODEL_MAIN("wait_graph", {
+    suite<TwoActivations>("two-activations", {full_search(), random_search(50000)}),
+    suite<ThreeActivations>("three-activations", {bounded(0), random_search(50000)}),
+    suite<LaneHandoff>("lane-handoff", {full_search(), random_search(50000)}),
+    suite<NoFalseRefusal>("no-false-refusal", {bounded(2), random_search(50000)}),
+    suite<SettleVsWalk>("settle-vs-walk", {random_search(50000), bounded(0)}),
+    suite<EndWait>("end-wait", {random_search(50000), bounded(0)}),
+})

@@ -19,11 +19,7 @@ namespace {
 // spec: [RT-7.1] [RT-7.3]
 RC_GTEST_PROP(ChannelProperty, EveryValueIsReceivedExactlyOnce, ()) {
   const ChannelConfig cfg = *gen_channel_config().as("workload");
-  const auto choices = *gen_schedule().as("schedule");
-  const ChannelRun run = run_channel_scenario(cfg, choices);
-
-  RC_ASSERT(run.drive.idle);
-  RC_ASSERT(run.errors.empty());
+  const ChannelRun run = run_scheduled([&](const auto& c) { return run_channel_scenario(cfg, c); });
   RC_ASSERT(run.closed);                           // every producer finished, then close()
   RC_ASSERT(run.consumers_done == cfg.consumers);  // every consumer saw nullopt after the drain
 
@@ -45,11 +41,7 @@ RC_GTEST_PROP(ChannelProperty, EveryValueIsReceivedExactlyOnce, ()) {
 // spec: [RT-7.2]
 RC_GTEST_PROP(ChannelProperty, ValuesOfOneSenderArriveInSendOrder, ()) {
   const ChannelConfig cfg = *gen_channel_config().as("workload");
-  const auto choices = *gen_schedule().as("schedule");
-  const ChannelRun run = run_channel_scenario(cfg, choices);
-
-  RC_ASSERT(run.drive.idle);
-  RC_ASSERT(run.errors.empty());
+  const ChannelRun run = run_scheduled([&](const auto& c) { return run_channel_scenario(cfg, c); });
 
   // Per consumer: the values it got from one sender have increasing seq.
   std::map<std::pair<int, int>, int> last_seq;  // (consumer, producer) -> last seq
@@ -81,11 +73,8 @@ RC_GTEST_PROP(ChannelProperty, ValuesOfOneSenderArriveInSendOrder, ()) {
 RC_GTEST_PROP(ChannelProperty, CloseDrainsTheBufferAndRefusesSenders, ()) {
   const ChannelConfig cfg = *gen_channel_config().as("workload");
   const int closer_yields = *rc::gen::inRange(0, 12).as("closer yields");
-  const auto choices = *gen_schedule().as("schedule");
-  const CloseRun run = run_channel_close_scenario(cfg, closer_yields, choices);
-
-  RC_ASSERT(run.drive.idle);
-  RC_ASSERT(run.errors.empty());
+  const CloseRun run =
+      run_scheduled([&](const auto& c) { return run_channel_close_scenario(cfg, closer_yields, c); });
   RC_ASSERT(run.closed);
   RC_ASSERT(run.consumers_done == cfg.consumers);  // every receiver got nullopt after the drain
 

@@ -60,10 +60,12 @@ struct ChannelRun {
 
 namespace channel_detail {
 
+// What the fibers of one scenario share; Run is ChannelRun or CloseRun.
+template <class Run>
 struct World {
   ManualScheduler& sched;
   Channel<Item> ch;
-  ChannelRun& run;
+  Run& run;
   std::size_t clock = 0;
 
   void note(const std::string& what) {
@@ -71,7 +73,27 @@ struct World {
   }
 };
 
-inline Task<> producer(World& w, int id, const std::vector<int>& values) {
+// A consumer's loop: receives until nullopt, recording every receipt. false when a
+// receive threw (recorded as an error).
+template <class Run>
+Task<bool> receive_all(World<Run>& w, int id) {
+  try {
+    for (;;) {
+      const std::size_t started = w.clock++;
+      std::optional<Item> v = co_await w.ch.receive();
+      const std::size_t received = w.clock++;
+      if (!v) co_return true;
+      w.run.receipts.push_back(Receipt{id, *v, started, received});
+      w.note("c" + std::to_string(id) + " got p" + std::to_string(v->producer) + "#" +
+             std::to_string(v->seq));
+    }
+  } catch (const std::exception& e) {
+    w.run.errors.push_back("consumer " + std::to_string(id) + ": " + e.what());
+  }
+  co_return false;
+}
+
+inline Task<> producer(World<ChannelRun>& w, int id, const std::vector<int>& values) {
   for (std::size_t seq = 0; seq < values.size(); ++seq) {
     co_await w.ch.send(Item{id, static_cast<int>(seq), values[seq]});
     w.note("p" + std::to_string(id) + " sent #" + std::to_string(seq));
@@ -80,7 +102,7 @@ inline Task<> producer(World& w, int id, const std::vector<int>& values) {
   }
 }
 
-inline Task<> coordinator(World& w, const ChannelConfig& cfg) {
+inline Task<> coordinator(World<ChannelRun>& w, const ChannelConfig& cfg) {
   try {
     Scope scope;
     for (std::size_t p = 0; p < cfg.producers.size(); ++p)
@@ -94,22 +116,11 @@ inline Task<> coordinator(World& w, const ChannelConfig& cfg) {
   }
 }
 
-inline Task<> consumer(World& w, int id) {
-  try {
-    for (;;) {
-      const std::size_t started = w.clock++;
-      std::optional<Item> v = co_await w.ch.receive();
-      const std::size_t received = w.clock++;
-      if (!v) break;
-      w.run.receipts.push_back(Receipt{id, *v, started, received});
-      w.note("c" + std::to_string(id) + " got p" + std::to_string(v->producer) + "#" +
-             std::to_string(v->seq));
-    }
-    ++w.run.consumers_done;
-    w.note("c" + std::to_string(id) + " done");
-  } catch (const std::exception& e) {
-    w.run.errors.push_back("consumer " + std::to_string(id) + ": " + e.what());
-  }
+inline Task<> consumer(World<ChannelRun>& w, int id) {
+  Task<bool> receiving = receive_all(w, id);
+  if (!co_await std::move(receiving)) co_return;
+  ++w.run.consumers_done;
+  w.note("c" + std::to_string(id) + " done");
 }
 
 }  // namespace channel_detail
@@ -119,7 +130,7 @@ inline ChannelRun run_channel_scenario(const ChannelConfig& cfg,
                                        const std::vector<std::size_t>& choices) {
   ChannelRun run;
   ManualScheduler sched;
-  channel_detail::World w{sched, Channel<Item>(cfg.capacity), run};
+  channel_detail::World<ChannelRun> w{sched, Channel<Item>(cfg.capacity), run};
   detach(sched, channel_detail::coordinator(w, cfg));
   for (std::size_t c = 0; c < cfg.consumers; ++c)
     detach(sched, channel_detail::consumer(w, static_cast<int>(c)));
@@ -150,16 +161,7 @@ struct CloseRun {
 
 namespace channel_detail {
 
-struct CloseWorld {
-  ManualScheduler& sched;
-  Channel<Item> ch;
-  CloseRun& run;
-  std::size_t clock = 0;
-
-  void note(const std::string& what) {
-    run.trace.push_back("s" + std::to_string(sched.steps()) + " " + what);
-  }
-};
+using CloseWorld = World<CloseRun>;
 
 inline Task<> closing_producer(CloseWorld& w, int id, const std::vector<int>& values) {
   const auto p = static_cast<std::size_t>(id);
@@ -185,21 +187,10 @@ inline Task<> closer(CloseWorld& w, int yields) {
 }
 
 inline Task<> closing_consumer(CloseWorld& w, int id) {
-  try {
-    for (;;) {
-      const std::size_t started = w.clock++;
-      std::optional<Item> v = co_await w.ch.receive();
-      const std::size_t received = w.clock++;
-      if (!v) break;
-      w.run.receipts.push_back(Receipt{id, *v, started, received});
-      w.note("c" + std::to_string(id) + " got p" + std::to_string(v->producer) + "#" +
-             std::to_string(v->seq));
-    }
-    if (!w.ch.is_closed()) w.run.errors.push_back("receive returned nullopt on an open channel");
-    ++w.run.consumers_done;
-  } catch (const std::exception& e) {
-    w.run.errors.push_back("consumer " + std::to_string(id) + ": " + e.what());
-  }
+  Task<bool> receiving = receive_all(w, id);
+  if (!co_await std::move(receiving)) co_return;
+  if (!w.ch.is_closed()) w.run.errors.push_back("receive returned nullopt on an open channel");
+  ++w.run.consumers_done;
 }
 
 }  // namespace channel_detail

@@ -16,41 +16,36 @@
 namespace turnstile::prop {
 namespace {
 
-// spec: [RT-2.4]
-RC_GTEST_PROP(DeterminismProperty, SameChoicesReplayTheSameChannelExecution, ()) {
-  const ChannelConfig cfg = *gen_channel_config(3, 6).as("workload");
+// Runs scenario(choices) twice under one generated schedule: both runs must reach
+// quiescence in the same steps, using the same choices, with the same trace.
+template <class Scenario>
+void replays_identically(Scenario scenario) {
   const auto choices = *gen_schedule().as("schedule");
-  const ChannelRun first = run_channel_scenario(cfg, choices);
-  const ChannelRun second = run_channel_scenario(cfg, choices);
+  const auto first = scenario(choices);
+  const auto second = scenario(choices);
   RC_ASSERT(first.drive.idle);
   RC_ASSERT(first.drive.steps == second.drive.steps);
   RC_ASSERT(first.drive.choices_used == second.drive.choices_used);
   RC_ASSERT(first.trace == second.trace);
+}
+
+// spec: [RT-2.4]
+RC_GTEST_PROP(DeterminismProperty, SameChoicesReplayTheSameChannelExecution, ()) {
+  const ChannelConfig cfg = *gen_channel_config(3, 6).as("workload");
+  replays_identically([&](const auto& c) { return run_channel_scenario(cfg, c); });
 }
 
 // spec: [RT-2.4]
 RC_GTEST_PROP(DeterminismProperty, SameChoicesReplayTheSameScopeExecution, ()) {
   const auto rounds = *gen_rounds(2, 5).as("rounds");
-  const auto choices = *gen_schedule().as("schedule");
-  const ScopeRun first = run_scope_scenario(rounds, choices);
-  const ScopeRun second = run_scope_scenario(rounds, choices);
-  RC_ASSERT(first.drive.idle);
-  RC_ASSERT(first.drive.steps == second.drive.steps);
-  RC_ASSERT(first.drive.choices_used == second.drive.choices_used);
-  RC_ASSERT(first.trace == second.trace);
+  replays_identically([&](const auto& c) { return run_scope_scenario(rounds, c); });
 }
 
 // spec: [RT-2.4]
 RC_GTEST_PROP(DeterminismProperty, SameChoicesReplayTheSameEventExecution, ()) {
   const EventConfig cfg = *gen_event_config(6).as("waiters and setter");
-  const auto choices = *gen_schedule().as("schedule");
   // The event trace also names each step by the post number of the item it ran.
-  const EventRun first = run_event_scenario(cfg, choices);
-  const EventRun second = run_event_scenario(cfg, choices);
-  RC_ASSERT(first.drive.idle);
-  RC_ASSERT(first.drive.steps == second.drive.steps);
-  RC_ASSERT(first.drive.choices_used == second.drive.choices_used);
-  RC_ASSERT(first.trace == second.trace);
+  replays_identically([&](const auto& c) { return run_event_scenario(cfg, c); });
 }
 
 // The schedule steers the interleaving: on a fixed workload, the FIFO schedule

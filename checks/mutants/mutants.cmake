@@ -1,9 +1,10 @@
 # checks/mutants/mutants.cmake: planted bugs as patches applied to a scratch copy
 # of the product at configure time (see README.md in this directory).
 #
-#   turnstile_mutant(NAME <NAME> CONTRACT <contract> BREAKS <ID>... PATCH <file>
+#   turnstile_mutant(NAME <NAME> CONTRACT <contract> BREAKS <ID>... [PATCH <file>]
 #                    [LIBRARY] CAUGHT_BY <ctest> <suite> <suite args>... [CAUGHT_BY ...])
-#       declares one mutant: the patch (relative to this directory) is applied, with
+#       declares one mutant: the patch (relative to this directory; default
+#       <contract>/<name>.patch, <name> being NAME in lower case) is applied, with
 #       `patch -p1 --fuzz=0`, to copies of the product files it touches, in
 #       ${CMAKE_BINARY_DIR}/mutants/<NAME>/. LIBRARY: the library's own sources
 #       instantiate the patched header, so property suites link a copy of the library
@@ -119,10 +120,14 @@ function(turnstile_mutant)
     list(APPEND groups "${enc}")
   endif()
   cmake_parse_arguments(M "LIBRARY" "NAME;CONTRACT;PATCH" "BREAKS" ${head})
-  if(NOT M_NAME MATCHES "^[A-Z][A-Z0-9_]+$" OR NOT M_CONTRACT OR NOT M_BREAKS OR NOT M_PATCH
+  if(NOT M_NAME MATCHES "^[A-Z][A-Z0-9_]+$" OR NOT M_CONTRACT OR NOT M_BREAKS
      OR M_UNPARSED_ARGUMENTS OR NOT groups)
-    message(FATAL_ERROR "turnstile_mutant(${ARGN}): needs NAME <UPPER_CASE> CONTRACT BREAKS PATCH "
+    message(FATAL_ERROR "turnstile_mutant(${ARGN}): needs NAME <UPPER_CASE> CONTRACT BREAKS "
                         "and at least one CAUGHT_BY <ctest> <suite> ...")
+  endif()
+  if(NOT M_PATCH)
+    string(TOLOWER ${M_NAME} lower)
+    set(M_PATCH ${M_CONTRACT}/${lower}.patch)
   endif()
   get_property(known GLOBAL PROPERTY TURNSTILE_MUTANTS)
   if(M_NAME IN_LIST known)

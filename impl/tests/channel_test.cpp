@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "turnstile_test/on_schedulers.hpp"
 
 namespace {
 
@@ -67,17 +68,27 @@ Task<> send_then_close(Channel<int>& ch, std::vector<int> values, SendLog& log) 
 
 // ---------------------------------------------------------------- [RT-7.1] [RT-7.2]
 
+// A sender and a receiver as children of one scope, joined.
+Task<> send_and_receive(Channel<int>& ch, std::vector<int> values, SendLog& s, ReceiveLog& r) {
+  Scope scope;
+  scope.spawn(send_then_close(ch, std::move(values), s));
+  scope.spawn(receive_all(ch, r));
+  co_await scope.join();
+}
+
+// On every scheduler: the sender and the receiver wake each other up across
+// carriers (a full buffer, a rendezvous).
+class ChannelOnSchedulers : public turnstile_test::OnSchedulers {};
+TURNSTILE_TEST_ON_SCHEDULERS(ChannelOnSchedulers);
+
 // spec: [RT-7.1] [RT-7.2]
-TEST(Channel, OneSenderOneReceiverGetsEveryValueOnceInOrder) {
+TEST_P(ChannelOnSchedulers, OneSenderOneReceiverGetsEveryValueOnceInOrder) {
   for (std::size_t capacity : {0u, 1u, 3u, 64u}) {
-    ManualScheduler ms;
     Channel<int> ch(capacity);
     EXPECT_EQ(ch.capacity(), capacity);
     SendLog s;
     ReceiveLog r;
-    detach(ms, send_then_close(ch, iota(0, 200), s));
-    detach(ms, receive_all(ch, r));
-    ms.run_until_idle();
+    run(send_and_receive(ch, iota(0, 200), s, r));
     EXPECT_TRUE(s.finished);
     EXPECT_FALSE(s.failed_closed);
     EXPECT_TRUE(r.finished);
@@ -158,8 +169,7 @@ TEST(Channel, SendWaitsWhenFullAndIsReleasedByAReceive) {
   EXPECT_FALSE(ch.try_send(v)) << "try_send on a full channel must refuse";
   EXPECT_EQ(ch.size(), 1u);
   ReceiveLog rest;
-  detach(ms, receive_n(ch, 1, rest));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, receive_n(ch, 1, rest));
   EXPECT_EQ(rest.values, (std::vector<int>{11}));
 }
 
@@ -193,8 +203,7 @@ TEST(Channel, SendAfterCloseThrowsChannelClosedError) {
   int v = 1;
   EXPECT_THROW((void)ch.try_send(v), ChannelClosedError);
   SendLog s;
-  detach(ms, send_values(ch, {1, 2}, s));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, send_values(ch, {1, 2}, s));
   EXPECT_TRUE(s.failed_closed);
   EXPECT_EQ(s.sent, 0);
   EXPECT_EQ(ch.size(), 0u);
@@ -223,8 +232,7 @@ TEST(Channel, CloseFailsWaitingSendersAndKeepsTheBuffer) {
   EXPECT_EQ(b.sent, 0);
 
   ReceiveLog r;
-  detach(ms, receive_n(ch, 3, r));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, receive_n(ch, 3, r));
   EXPECT_EQ(r.values, (std::vector<int>{1})) << "buffered values survive close";
   EXPECT_EQ(r.nullopts, 2) << "after the drain, receive keeps returning nullopt";
 }
@@ -253,8 +261,7 @@ TEST(Channel, CloseWakesWaitingReceiversWithNulloptAndIsIdempotent) {
   ReceiveLog r1;
   ReceiveLog r2;
   detach(ms, receive_all(ch, r1));
-  detach(ms, receive_all(ch, r2));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, receive_all(ch, r2));
   EXPECT_EQ(ms.ready(), 0u);
   ch.close();
   EXPECT_FALSE(r1.finished) << "a receiver ran inside close()";
@@ -337,8 +344,7 @@ TEST(Channel, TryReceiveTakesStraightFromAWaitingSenderAtCapacityZero) {
   Channel<int> ch(0);
   EXPECT_EQ(ch.try_receive(), std::nullopt);
   SendLog s;
-  detach(ms, send_values(ch, {9}, s));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, send_values(ch, {9}, s));
   EXPECT_FALSE(s.finished) << "a rendezvous send waits for a receiver";
   EXPECT_EQ(ch.try_receive(), 9);
   ms.run_until_idle();

@@ -9,14 +9,12 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "turnstile_test/on_schedulers.hpp"
 
 namespace {
 
 using namespace turnstile;
-
-struct Boom : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using tt::Boom;
 
 // ---------------------------------------------------------------- Event
 
@@ -75,8 +73,7 @@ TEST(Event, ResetRearmsTheEvent) {
   EXPECT_FALSE(ev.is_set());
   std::vector<int> began;
   std::vector<int> released;
-  detach(ms, event_waiter(ev, 1, began, released));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, event_waiter(ev, 1, began, released));
   EXPECT_TRUE(released.empty()) << "a reset event must make waiters wait again";
   ev.set();
   ms.run_until_idle();
@@ -96,39 +93,46 @@ Task<> event_setter(Event& ev, const std::vector<int>& released, ManualScheduler
   co_return;
 }
 
-// spec: [RT-4.2]
-TEST(Event, SetInsideAFiberNeverResumesTheWaiterInline) {
-  ManualScheduler ms;
+// One waiter fiber on an Event, then one setter fiber, each started (one step)
+// on a scheduler of the test's choice.
+struct WaitThenSet {
   Event ev;
   std::vector<int> began;
   std::vector<int> released;
   SetterView view;
-  detach(ms, event_waiter(ev, 1, began, released));
-  ms.run_next();
-  detach(ms, event_setter(ev, released, ms, view));
-  ms.run_next();
-  EXPECT_FALSE(view.waiter_done_when_set_returned);
-  EXPECT_EQ(view.ready_when_set_returned, 1u);
+  void start_waiter(ManualScheduler& home) {
+    detach(home, event_waiter(ev, 1, began, released));
+    home.run_next();
+  }
+  void start_setter(ManualScheduler& home) {
+    detach(home, event_setter(ev, released, home, view));
+    home.run_next();
+  }
+};
+
+// spec: [RT-4.2]
+TEST(Event, SetInsideAFiberNeverResumesTheWaiterInline) {
+  ManualScheduler ms;
+  WaitThenSet w;
+  w.start_waiter(ms);
+  w.start_setter(ms);
+  EXPECT_FALSE(w.view.waiter_done_when_set_returned);
+  EXPECT_EQ(w.view.ready_when_set_returned, 1u);
   ms.run_until_idle();
-  EXPECT_EQ(released, (std::vector<int>{1}));
+  EXPECT_EQ(w.released, (std::vector<int>{1}));
 }
 
 // spec: [RT-4.2]
 TEST(Event, WaiterIsPostedToItsOwnFibersScheduler) {
   ManualScheduler waiter_home;
   ManualScheduler setter_home;
-  Event ev;
-  std::vector<int> began;
-  std::vector<int> released;
-  SetterView view;
-  detach(waiter_home, event_waiter(ev, 1, began, released));
-  waiter_home.run_next();
-  detach(setter_home, event_setter(ev, released, setter_home, view));
-  setter_home.run_next();
+  WaitThenSet w;
+  w.start_waiter(waiter_home);
+  w.start_setter(setter_home);
   EXPECT_EQ(setter_home.ready(), 0u) << "the waiter was posted to the completer's scheduler";
   EXPECT_EQ(waiter_home.ready(), 1u);
   waiter_home.run_next();
-  EXPECT_EQ(released, (std::vector<int>{1}));
+  EXPECT_EQ(w.released, (std::vector<int>{1}));
 }
 
 // ---------------------------------------------------------------- Promise
@@ -153,8 +157,7 @@ TEST(Promise, EveryWaiterSeesTheValue) {
   Promise<std::string> p;
   std::vector<std::string> seen;
   detach(ms, promise_reader(p, seen));
-  detach(ms, promise_reader(p, seen));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, promise_reader(p, seen));
   EXPECT_TRUE(seen.empty());
   EXPECT_FALSE(p.is_ready());
   p.set_value("forty-two");
@@ -180,8 +183,7 @@ TEST(Promise, TakeMovesTheValueOut) {
   ManualScheduler ms;
   Promise<std::unique_ptr<int>> p;
   int out = 0;
-  detach(ms, promise_taker(p, out));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, promise_taker(p, out));
   p.set_value(std::make_unique<int>(7));
   ms.run_until_idle();
   EXPECT_EQ(out, 7);
@@ -193,8 +195,7 @@ TEST(Promise, EveryWaiterHasTheExceptionRethrown) {
   Promise<int> p;
   std::vector<std::string> errors;
   detach(ms, promise_error_reader(p, errors));
-  detach(ms, promise_error_reader(p, errors));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, promise_error_reader(p, errors));
   p.set_exception(std::make_exception_ptr(Boom("refused")));
   EXPECT_TRUE(errors.empty());
   ms.run_until_idle();
@@ -210,8 +211,7 @@ TEST(Promise, SecondCompletionThrowsLogicError) {
     EXPECT_THROW(p.set_value(2), std::logic_error);
     EXPECT_THROW(p.set_exception(std::make_exception_ptr(Boom("late"))), std::logic_error);
     std::vector<int> seen;
-    detach(ms, promise_reader(p, seen));
-    ms.run_until_idle();
+    turnstile_test::run_detached(ms, promise_reader(p, seen));
     EXPECT_EQ(seen, (std::vector<int>{1})) << "a refused completion changed the value";
   }
   {
@@ -220,8 +220,7 @@ TEST(Promise, SecondCompletionThrowsLogicError) {
     EXPECT_THROW(p.set_value(2), std::logic_error);
     EXPECT_THROW(p.set_exception(std::make_exception_ptr(Boom("second"))), std::logic_error);
     std::vector<std::string> errors;
-    detach(ms, promise_error_reader(p, errors));
-    ms.run_until_idle();
+    turnstile_test::run_detached(ms, promise_error_reader(p, errors));
     EXPECT_EQ(errors, (std::vector<std::string>{"first"}));
   }
   {
@@ -248,8 +247,7 @@ TEST(Promise, VoidPromiseCompletesWithValueOrException) {
   Promise<void> failed;
   std::vector<std::string> log;
   detach(ms, void_promise_reader(ok, log));
-  detach(ms, void_promise_reader(failed, log));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, void_promise_reader(failed, log));
   ok.set_value();
   failed.set_exception(std::make_exception_ptr(Boom("void-failure")));
   EXPECT_TRUE(log.empty());
@@ -314,6 +312,51 @@ TEST(Completion, AwaitingOutsideAFiberThrowsFrameworkContextError) {
   empty.close();
   full.close();
   EXPECT_EQ(empty.size(), 0u);
+}
+
+// ---------------------------------------------------------------- on every scheduler
+
+// Waiters parked on a Promise from several carriers: one completion releases each,
+// once, with the value or the exception. One slot per waiter (they may run at once).
+class PromiseOnSchedulers : public turnstile_test::OnSchedulers {};
+TURNSTILE_TEST_ON_SCHEDULERS(PromiseOnSchedulers);
+
+Task<> value_into(Promise<std::string>& p, std::optional<std::string>& slot) {
+  slot.emplace(co_await p.wait());
+}
+
+Task<> error_into(Promise<int>& p, std::string& slot) {
+  try {
+    (void)co_await p.wait();
+    slot = "<no exception>";
+  } catch (const Boom& e) {
+    slot = e.what();
+  }
+}
+
+// spec: [RT-4.3] [RT-4.1]
+TEST_P(PromiseOnSchedulers, EveryWaiterSeesTheValueOrTheException) {
+  constexpr std::size_t kWaiters = 4;
+  Promise<std::string> value;
+  Promise<int> failure;
+  std::vector<std::optional<std::string>> seen(kWaiters);
+  std::vector<std::string> errors(kWaiters);
+  auto body = [&]() -> Task<> {
+    Scope scope;
+    for (std::size_t i = 0; i < kWaiters; ++i) {
+      scope.spawn(value_into(value, seen[i]));
+      scope.spawn(error_into(failure, errors[i]));
+    }
+    co_await yield();  // some waiters park first, others wait after the completion
+    value.set_value("forty-two");
+    failure.set_exception(std::make_exception_ptr(Boom("refused")));
+    co_await scope.join();
+  };
+  run(body());
+  for (std::size_t i = 0; i < kWaiters; ++i) {
+    EXPECT_EQ(seen[i], "forty-two") << i;
+    EXPECT_EQ(errors[i], "refused") << i;
+  }
 }
 
 }  // namespace

@@ -27,8 +27,7 @@ Task<> leave_scope_with_running_child(Event& ev) {
 void destroy_scope_early() {
   ManualScheduler ms;
   Event ev;
-  detach(ms, leave_scope_with_running_child(ev));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, leave_scope_with_running_child(ev));
 }
 
 // spec: [RT-5.4]
@@ -48,8 +47,7 @@ Task<> leave_named_scope(Event& ev) {
 void destroy_named_scope_early() {
   ManualScheduler ms;
   Event ev;
-  detach(ms, leave_named_scope(ev));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, leave_named_scope(ev));
 }
 
 // spec: [RT-5.4]

@@ -14,12 +14,7 @@
 namespace {
 
 using namespace turnstile;
-using tt::context_head;
-using tt::make_frame;
-
-struct Boom : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using namespace tt;
 
 // ---------------------------------------------------------------- [RT-3.1]
 
@@ -142,8 +137,7 @@ Task<> report_scheduler(Scheduler*& out) {
 TEST(Fiber, CarriesItsScheduler) {
   ManualScheduler ms;
   Scheduler* seen = nullptr;
-  detach(ms, report_scheduler(seen));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, report_scheduler(seen));
   EXPECT_EQ(seen, &ms);
   EXPECT_FALSE(on_fiber());
   EXPECT_THROW((void)current_scheduler(), FrameworkContextError);
@@ -251,8 +245,7 @@ TEST(Detach, CarriesNoContext) {
   const detail::Frame* from_fiber = plain.get();
   bool ran_fiber = false;
   detail::FrameRef fibers = make_frame();
-  detach(ms, detach_from_fiber(ms, fibers, from_fiber, ran_fiber));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, detach_from_fiber(ms, fibers, from_fiber, ran_fiber));
 
   ASSERT_TRUE(ran_plain);
   ASSERT_TRUE(ran_fiber);
@@ -294,8 +287,7 @@ TEST(Detach, FailureGoesToTheUnhandledExceptionHandler) {
 
   ManualScheduler ms;
   bool later_ran = false;
-  detach(ms, fail_after_yield("first failure"));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, fail_after_yield("first failure"));
   detach(ms, fine(later_ran));  // the process (and the scheduler) goes on
   ms.run_until_idle();
 
@@ -310,8 +302,7 @@ TEST(Detach, DefaultHandlerWritesOneLineNamingTheException) {
   tt::HandlerGuard guard(nullptr);  // no handler installed: the default applies
   ManualScheduler ms;
   testing::internal::CaptureStderr();
-  detach(ms, fail_after_yield("distinctive-message-42"));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, fail_after_yield("distinctive-message-42"));
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("distinctive-message-42"), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
@@ -323,11 +314,9 @@ TEST(Detach, AThrowingHandlerDoesNotStopTheProcess) {
   ManualScheduler ms;
   bool later_ran = false;
   testing::internal::CaptureStderr();
-  detach(ms, fail_after_yield("x"));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, fail_after_yield("x"));
   const std::string err = testing::internal::GetCapturedStderr();
-  detach(ms, fine(later_ran));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, fine(later_ran));
   EXPECT_TRUE(later_ran);
   EXPECT_FALSE(err.empty()) << "the failure must still be reported";
 }

@@ -210,16 +210,8 @@ TEST(ManualScheduler, DrivingItFromInsideAnItemIsRefused) {
   bool run_until_idle_refused = false;
   bool other_ran = false;
   ms.post_fn([&] {
-    try {
-      ms.run_next(0);
-    } catch (const FrameworkContextError&) {
-      run_next_refused = true;
-    }
-    try {
-      ms.run_until_idle();
-    } catch (const FrameworkContextError&) {
-      run_until_idle_refused = true;
-    }
+    run_next_refused = turnstile_test::throws<FrameworkContextError>([&] { ms.run_next(0); });
+    run_until_idle_refused = turnstile_test::throws<FrameworkContextError>([&] { ms.run_until_idle(); });
   });
   ms.post_fn([&] { other_ran = true; });
   ms.run_next(0);

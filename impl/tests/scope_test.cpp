@@ -1,21 +1,18 @@
 // Scope: spawn, context inheritance, join.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "test_support.hpp"
+#include "turnstile_test/on_schedulers.hpp"
 
 namespace {
 
 using namespace turnstile;
-using tt::context_head;
-using tt::make_frame;
-
-struct Boom : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using namespace tt;
 
 Task<> set_flag(bool& flag) {
   flag = true;
@@ -120,8 +117,7 @@ TEST(Scope, ChildInheritsTheContextAsItStoodAtTheSpawn) {
   detail::FrameRef fb = make_frame();
   detail::FrameRef fc = make_frame();
   InheritView view;
-  detach(ms, spawn_with_contexts(fa, fb, fc, view));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, spawn_with_contexts(fa, fb, fc, view));
   EXPECT_EQ(view.child1, fa.get());
   EXPECT_EQ(view.child2, fb.get());
   EXPECT_EQ(view.parent_after_join, fb.get()) << "a child's context change leaked into the parent";
@@ -153,8 +149,7 @@ TEST(Scope, JoinWaitsForEveryChild) {
   Event evs[3];
   std::vector<int> finished;
   JoinView view;
-  detach(ms, spawn_three_and_join(evs, finished, view));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, spawn_three_and_join(evs, finished, view));
   EXPECT_FALSE(view.joined);
 
   evs[2].set();
@@ -238,6 +233,36 @@ TEST(Scope, JoinWithoutChildrenPassesAndTheScopeCanBeReused) {
   ms.run_until_idle();
   EXPECT_EQ(view.rounds, 4);
   EXPECT_EQ(view.children_ran, 1 + 2 + 3);
+}
+
+// ---------------------------------------------------------------- on every scheduler
+
+// Children spread over the carriers finish in any order: join() still waits for
+// each, and rethrows the failure of one that failed.
+class ScopeOnSchedulers : public turnstile_test::OnSchedulers {};
+TURNSTILE_TEST_ON_SCHEDULERS(ScopeOnSchedulers);
+
+Task<> count_after_yields(std::atomic<int>& done, int yields) {
+  for (int i = 0; i < yields; ++i) co_await yield();
+  done.fetch_add(1);
+}
+
+Task<int> spawn_and_join(int children) {
+  std::atomic<int> done{0};
+  Scope scope;
+  for (int c = 0; c < children; ++c) scope.spawn(count_after_yields(done, c % 3));
+  co_await scope.join();
+  co_return done.load();
+}
+
+// spec: [RT-5.3]
+TEST_P(ScopeOnSchedulers, JoinWaitsForEveryChildAndRethrowsAFailure) {
+  EXPECT_EQ(run(spawn_and_join(16)), 16);
+  std::string caught;
+  bool finished_ok = false;
+  run(join_and_catch(caught, finished_ok));
+  EXPECT_TRUE(finished_ok);
+  EXPECT_TRUE(caught == "A" || caught == "B") << caught;
 }
 
 }  // namespace

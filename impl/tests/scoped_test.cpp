@@ -12,14 +12,12 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "turnstile_test/on_schedulers.hpp"
 
 namespace {
 
 using namespace turnstile;
-
-struct Boom : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using tt::Boom;
 
 // What the awaiter of a scoped/when_all Task saw.
 template <class T>
@@ -65,8 +63,7 @@ TEST(Scoped, ABodyThatThrowsHasEveryChildJoinedThenItsExceptionRethrown) {
     throw Boom("body");
     co_return 0;
   };
-  detach(ms, await_into(scoped(body), seen));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, await_into(scoped(body), seen));
   EXPECT_FALSE(seen.done) << "the body threw, but its children still run: no early exit";
   EXPECT_TRUE(log.empty());
   slow.set();
@@ -87,8 +84,7 @@ TEST(Scoped, ReturnsTheBodysValueOnceEveryChildHasFinished) {
     log.push_back("body");
     co_return "value";
   };
-  detach(ms, await_into(scoped("named", body), seen));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, await_into(scoped("named", body), seen));
   EXPECT_FALSE(seen.done) << "returned before its child finished";
   slow.set();
   ms.run_until_idle();
@@ -112,8 +108,7 @@ TEST(Scoped, AChildsFailureIsRethrownAsJoinReportsItAndTheBodysWinsOverIt) {
     throw Boom("body");
   };
   detach(ms, await_into(scoped(ok_body), child_failed));
-  detach(ms, await_into(scoped(failing_body), both_failed));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, await_into(scoped(failing_body), both_failed));
   go.set();
   ms.run_until_idle();
   ASSERT_TRUE(child_failed.done);
@@ -219,6 +214,30 @@ TEST(WhenAll, ChildrenStartWithTheAwaitersBindings) {
   auto [a, b] = sync_wait(std::move(bound));
   EXPECT_EQ(a, "r-7");
   EXPECT_EQ(b, "r-7");
+}
+
+// ---------------------------------------------------------------- on every scheduler
+
+// Children spread over the carriers finish in any order; when_all's results keep
+// the order of its arguments.
+class WhenAllOnSchedulers : public turnstile_test::OnSchedulers {};
+TURNSTILE_TEST_ON_SCHEDULERS(WhenAllOnSchedulers);
+
+Task<int> after_yields(int n) {
+  for (int i = 0; i < n; ++i) co_await yield();
+  co_return n;
+}
+
+// spec: [RT-5.6]
+TEST_P(WhenAllOnSchedulers, ReturnsEveryResultInArgumentOrder) {
+  bool ran = false;
+  const auto [three, none, zero, two] =
+      run(when_all(after_yields(3), nothing(ran), after_yields(0), text("two")));
+  EXPECT_EQ(three, 3);
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(zero, 0);
+  EXPECT_EQ(two, "two");
+  (void)none;
 }
 
 }  // namespace

@@ -11,14 +11,12 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "turnstile_test/threads.hpp"
 
 namespace {
 
 using namespace turnstile;
-
-struct Boom : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using tt::Boom;
 
 // ---------------------------------------------------------------- ThreadPool
 
@@ -31,22 +29,15 @@ TEST(ThreadPoolStress, ManyPostsFromSeveralProducersRunExactlyOnce) {
   std::atomic<int> ran{0};
   {
     ThreadPool pool(4);
-    tt::Gate start;
-    std::vector<std::thread> producers;
-    for (int p = 0; p < kProducers; ++p) {
-      producers.emplace_back([&, p] {
-        start.wait();
-        for (int i = 0; i < kPerProducer; ++i) {
-          const int id = p * kPerProducer + i;
-          pool.post_fn([&runs, &ran, id] {
-            runs[id].fetch_add(1, std::memory_order_relaxed);
-            ran.fetch_add(1, std::memory_order_relaxed);
-          });
-        }
-      });
-    }
-    start.open();
-    for (auto& t : producers) t.join();
+    turnstile_test::run_threads(kProducers, [&](int p) {
+      for (int i = 0; i < kPerProducer; ++i) {
+        const int id = p * kPerProducer + i;
+        pool.post_fn([&runs, &ran, id] {
+          runs[id].fetch_add(1, std::memory_order_relaxed);
+          ran.fetch_add(1, std::memory_order_relaxed);
+        });
+      }
+    });
   }  // the destructor drains whatever is still queued
   EXPECT_EQ(ran.load(), kItems);
   for (int i = 0; i < kItems; ++i) ASSERT_EQ(runs[i].load(), 1) << "item " << i;
@@ -60,17 +51,10 @@ TEST(ThreadPoolStress, EachProducersItemsStartInItsPostOrder) {
   started.reserve(kProducers * kPerProducer);
   {
     ThreadPool pool(1);
-    tt::Gate start;
-    std::vector<std::thread> producers;
-    for (int p = 0; p < kProducers; ++p) {
-      producers.emplace_back([&, p] {
-        start.wait();
-        for (int i = 0; i < kPerProducer; ++i)
-          pool.post_fn([&started, p, i] { started.emplace_back(p, i); });
-      });
-    }
-    start.open();
-    for (auto& t : producers) t.join();
+    turnstile_test::run_threads(kProducers, [&](int p) {
+      for (int i = 0; i < kPerProducer; ++i)
+        pool.post_fn([&started, p, i] { started.emplace_back(p, i); });
+    });
   }
   ASSERT_EQ(started.size(), static_cast<std::size_t>(kProducers * kPerProducer));
   std::vector<int> next(kProducers, 0);
@@ -140,24 +124,17 @@ TEST(PromiseStress, ConcurrentCompletersExactlyOneWins) {
       ThreadPool pool(2);
       detach(pool, promise_waiter(p, sum));
       detach(pool, promise_waiter(p, sum));
-      tt::Gate start;
-      std::vector<std::thread> completers;
-      for (int c = 0; c < kCompleters; ++c) {
-        completers.emplace_back([&, c] {
-          start.wait();
-          try {
-            if (c % 2 == 0)
-              p.set_value(7);
-            else
-              p.set_exception(std::make_exception_ptr(Boom("x")));
-            wins.fetch_add(1);
-          } catch (const std::logic_error&) {
-            refusals.fetch_add(1);
-          }
-        });
-      }
-      start.open();
-      for (auto& t : completers) t.join();
+      turnstile_test::run_threads(kCompleters, [&](int c) {
+        try {
+          if (c % 2 == 0)
+            p.set_value(7);
+          else
+            p.set_exception(std::make_exception_ptr(Boom("x")));
+          wins.fetch_add(1);
+        } catch (const std::logic_error&) {
+          refusals.fetch_add(1);
+        }
+      });
     }  // drains the waiters
     ASSERT_EQ(wins.load(), 1) << "round " << round;
     ASSERT_EQ(refusals.load(), kCompleters - 1);

@@ -12,10 +12,7 @@
 namespace {
 
 using namespace turnstile;
-
-struct Boom : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using tt::Boom;
 
 Task<int> forty_two() { co_return 42; }
 Task<std::string> text() { co_return std::string("text"); }
@@ -171,8 +168,7 @@ TEST(SyncWait, FromInsideAFiberThrows) {
   ManualScheduler ms;
   ManualScheduler other;
   Refusals r;
-  detach(ms, call_sync_wait_inside(other, r));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, call_sync_wait_inside(other, r));
   EXPECT_TRUE(r.plain_refused);
   EXPECT_TRUE(r.on_scheduler_refused);
   EXPECT_FALSE(r.inner_ran) << "the refused task must not run";

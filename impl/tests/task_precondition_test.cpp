@@ -12,10 +12,7 @@
 namespace {
 
 using namespace turnstile;
-
-struct Boom : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using tt::Boom;
 
 Task<std::string> word() { co_return "once"; }
 Task<> nothing() { co_return; }

@@ -9,16 +9,12 @@
 #include <utility>
 
 #include "test_support.hpp"
+#include "turnstile_test/on_schedulers.hpp"
 
 namespace {
 
 using namespace turnstile;
-using tt::context_head;
-using tt::make_frame;
-
-struct Boom : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using namespace tt;
 
 // Counts destructions of the instance that ends up owning it (moved-from
 // instances do not count).
@@ -244,12 +240,15 @@ Task<> catch_from_child(Caught& out) {
   out.continued_after = true;
 }
 
+// On every scheduler: the exception thrown after a suspension resumes on
+// whichever carrier runs the child's next step and still reaches its awaiter.
+class TaskOnSchedulers : public turnstile_test::OnSchedulers {};
+TURNSTILE_TEST_ON_SCHEDULERS(TaskOnSchedulers);
+
 // spec: [RT-1.4]
-TEST(Task, ExceptionReachesTheAwaiter) {
-  ManualScheduler ms;
+TEST_P(TaskOnSchedulers, ExceptionReachesTheAwaiter) {
   Caught caught;
-  detach(ms, catch_from_child(caught));
-  ms.run_until_idle();
+  run(catch_from_child(caught));
   EXPECT_EQ(caught.what, "now+void+later");
   EXPECT_TRUE(caught.continued_after);
 }

@@ -7,10 +7,12 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "turnstile/trace.hpp"
 #include "turnstile/turnstile.hpp"
+#include "turnstile_test/schedules.hpp"
 
 namespace {
 
@@ -69,16 +71,36 @@ class Installed {
   TraceSink* previous_;
 };
 
+// A RecordingSink installed while the object lives.
+struct Recording {
+  RecordingSink sink;
+  Installed installed{&sink};
+};
+
+// Expects line k of `l` to be `text` for every {k, text} of `want`.
+void expect_lines(const std::vector<std::string>& l,
+                  const std::vector<std::pair<std::size_t, std::string>>& want) {
+  for (const auto& [k, text] : want) {
+    ASSERT_LT(k, l.size()) << text;
+    EXPECT_EQ(l[k], text) << "line " << k;
+  }
+}
+
 FiberLocal<std::string> request("request");
 
-// Runs `t` as fiber "f0" on a ManualScheduler until idle.
-void run_fiber(Task<> t) {
-  ManualScheduler s;
+// Runs `t` as fiber "f0" on `s` until idle.
+void run_fiber(ManualScheduler& s, Task<> t) {
   {
     trace::ScopedLabel label("f0");
     detach(s, std::move(t));
   }
   s.run_until_idle();
+}
+
+// Runs `t` as fiber "f0" on a ManualScheduler of its own until idle.
+void run_fiber(Task<> t) {
+  ManualScheduler s;
+  run_fiber(s, std::move(t));
 }
 
 // A script touching every traced primitive; returns what it observed.
@@ -108,8 +130,7 @@ std::string script(ManualScheduler& s) {
     co_await std::move(closed);
   };
   Task<> t = body();
-  detach(s, std::move(t));
-  s.run_until_idle();
+  turnstile_test::run_detached(s, std::move(t));
   return seen;
 }
 
@@ -139,8 +160,7 @@ TEST(TraceSink, OffByDefaultEmitsNothingAndBehaviourIsTheSame) {
 
 // spec: [TRACE-4.3]
 TEST(TraceSink, LaneRunEmitsSubmitAcceptedTurnAndResumed) {
-  RecordingSink sink;
-  Installed installed(&sink);
+  Recording rec;
   ManualScheduler s;
   StateLane lane("L", s);
   auto body = [&]() -> Task<> {
@@ -164,20 +184,16 @@ TEST(TraceSink, LaneRunEmitsSubmitAcceptedTurnAndResumed) {
     Task<> c = lane.close();
     co_await std::move(c);
   };
-  {
-    trace::ScopedLabel label("f0");
-    detach(s, body());
-  }
-  s.run_until_idle();
-  const auto l = sink.lines();
+  run_fiber(s, body());
+  const auto l = rec.sink.lines();
   ASSERT_GE(l.size(), 8u);
-  EXPECT_EQ(l[0], "fiber.spawn main child=f0 structured=false");
-  EXPECT_EQ(l[1], "lane.submit f0 item=i1 lane=L op=run");
-  EXPECT_EQ(l[2], "lane.accepted f0 item=i1 lane=L");
-  EXPECT_EQ(l[3], "fiber.spawn f0 child=L:i1 structured=true");
-  EXPECT_EQ(l[4], "lane.turn_start L:i1 item=i1 lane=L");
-  EXPECT_EQ(l[5], "lane.turn_end L:i1 item=i1 lane=L outcome=ok");
-  EXPECT_EQ(l[6], "lane.resumed f0 item=i1 lane=L outcome=ok");
+  expect_lines(l, {{0, "fiber.spawn main child=f0 structured=false"},
+                   {1, "lane.submit f0 item=i1 lane=L op=run"},
+                   {2, "lane.accepted f0 item=i1 lane=L"},
+                   {3, "fiber.spawn f0 child=L:i1 structured=true"},
+                   {4, "lane.turn_start L:i1 item=i1 lane=L"},
+                   {5, "lane.turn_end L:i1 item=i1 lane=L outcome=ok"},
+                   {6, "lane.resumed f0 item=i1 lane=L outcome=ok"}});
   // The reentrant attempt inside turn i0: submitted and refused on the turn's fiber.
   auto has = [&](const std::string& s) { return std::find(l.begin(), l.end(), s) != l.end(); };
   EXPECT_TRUE(has("lane.submit L:i0 item=i2 lane=L op=run"));
@@ -188,8 +204,7 @@ TEST(TraceSink, LaneRunEmitsSubmitAcceptedTurnAndResumed) {
 
 // spec: [TRACE-4.3]
 TEST(TraceSink, WhereAndReadsEmitBindReadRestore) {
-  RecordingSink sink;
-  Installed installed(&sink);
+  Recording rec;
   run_fiber([]() -> Task<> {
     auto inner = [] {
       trace::ScopedLabel label("r1");
@@ -200,18 +215,17 @@ TEST(TraceSink, WhereAndReadsEmitBindReadRestore) {
     (void)request.is_bound();
     co_return;
   }());
-  const auto l = sink.lines();
+  const auto l = rec.sink.lines();
   ASSERT_EQ(l.size(), 5u);
-  EXPECT_EQ(l[1], "fl.bind f0 key=request value=v");
-  EXPECT_EQ(l[2], "fl.read f0 key=request op=r1 value=v");
-  EXPECT_EQ(l[3], "fl.restore f0 key=request");
-  EXPECT_EQ(l[4], "fl.read f0 key=request op=r2 unbound=true");
+  expect_lines(l, {{1, "fl.bind f0 key=request value=v"},
+                   {2, "fl.read f0 key=request op=r1 value=v"},
+                   {3, "fl.restore f0 key=request"},
+                   {4, "fl.read f0 key=request op=r2 unbound=true"}});
 }
 
 // spec: [TRACE-4.3]
 TEST(TraceSink, CaptureAndRunEmitCaptureInstallUninstall) {
-  RecordingSink sink;
-  Installed installed(&sink);
+  Recording rec;
   run_fiber([]() -> Task<> {
     FiberContext ctx;
     auto capture = [&] {
@@ -230,18 +244,17 @@ TEST(TraceSink, CaptureAndRunEmitCaptureInstallUninstall) {
     }
     co_await std::move(t);
   }());
-  const auto l = sink.lines();
+  const auto l = rec.sink.lines();
   ASSERT_EQ(l.size(), 7u);
-  EXPECT_EQ(l[2], "fl.capture f0 ctx=c1");
-  EXPECT_EQ(l[4], "fl.install f0 ctx=c1");
-  EXPECT_EQ(l[5], "fl.read f0 key=request value=v");
-  EXPECT_EQ(l[6], "fl.uninstall f0 ctx=c1");
+  expect_lines(l, {{2, "fl.capture f0 ctx=c1"},
+                   {4, "fl.install f0 ctx=c1"},
+                   {5, "fl.read f0 key=request value=v"},
+                   {6, "fl.uninstall f0 ctx=c1"}});
 }
 
 // spec: [TRACE-4.3] [TURN-7.1]
 TEST(TraceSink, ActivationCallEmitsCallTurnAwaitAndRefusedAwait) {
-  RecordingSink sink;
-  Installed installed(&sink);
+  Recording rec;
   ManualScheduler s;
   Activation<int> act("A", 0, {}, s);
   auto body = [&]() -> Task<> {
@@ -267,32 +280,27 @@ TEST(TraceSink, ActivationCallEmitsCallTurnAwaitAndRefusedAwait) {
     }
     co_await std::move(t);
   };
-  {
-    trace::ScopedLabel label("f0");
-    detach(s, body());
-  }
-  s.run_until_idle();
-  const auto l = sink.lines();
+  run_fiber(s, body());
+  const auto l = rec.sink.lines();
   std::string all;
   for (const auto& x : l) all += x + "\n";
   ASSERT_EQ(l.size(), 12u) << all;
-  EXPECT_EQ(l[1], "turn.call f0 act=A call=c1 method=m mode=serial op=c1");
-  EXPECT_EQ(l[2], "fiber.spawn f0 child=A:c1 structured=true");
-  EXPECT_EQ(l[3], "turn.await f0 act=A call=c1");
-  EXPECT_EQ(l[4], "turn.start A:c1 act=A call=c1");
-  EXPECT_EQ(l[5], "turn.call A:c1 act=A call=c2 method=m mode=serial op=c2");
-  EXPECT_EQ(l[6], "fiber.spawn A:c1 child=A:c2 structured=true");
-  EXPECT_EQ(l[7], "turn.await A:c1 act=A call=c2");
-  EXPECT_EQ(l[8], "turn.await_refused A:c1 act=A call=c2 reason=wait-cycle");
-  EXPECT_EQ(l[9], "turn.end A:c1 act=A call=c1 outcome=ok");
-  EXPECT_EQ(l[10], "turn.start A:c2 act=A call=c2");  // the refused await's call still runs
-  EXPECT_EQ(l[11], "turn.end A:c2 act=A call=c2 outcome=ok");
+  expect_lines(l, {{1, "turn.call f0 act=A call=c1 method=m mode=serial op=c1"},
+                   {2, "fiber.spawn f0 child=A:c1 structured=true"},
+                   {3, "turn.await f0 act=A call=c1"},
+                   {4, "turn.start A:c1 act=A call=c1"},
+                   {5, "turn.call A:c1 act=A call=c2 method=m mode=serial op=c2"},
+                   {6, "fiber.spawn A:c1 child=A:c2 structured=true"},
+                   {7, "turn.await A:c1 act=A call=c2"},
+                   {8, "turn.await_refused A:c1 act=A call=c2 reason=wait-cycle"},
+                   {9, "turn.end A:c1 act=A call=c1 outcome=ok"},
+                   {10, "turn.start A:c2 act=A call=c2"},  // the refused await's call still runs
+                   {11, "turn.end A:c2 act=A call=c2 outcome=ok"}});
 }
 
 // spec: [TRACE-4.3] [TURN-4.2]
 TEST(TraceSink, SlowTurnReportsEmitTurnSlowOnce) {
-  RecordingSink sink;
-  Installed installed(&sink);
+  Recording rec;
   ManualScheduler s;
   ActivationOptions o;
   o.slow_turn = std::chrono::milliseconds(10);
@@ -309,10 +317,10 @@ TEST(TraceSink, SlowTurnReportsEmitTurnSlowOnce) {
   hold.set();
   s.run_until_idle();  // settles: no second report
   std::vector<std::string> slow;
-  for (const auto& l : sink.lines())
+  for (const auto& l : rec.sink.lines())
     if (l.rfind("turn.", 0) == 0 && l.find("turn.call") != 0) slow.push_back(l.substr(0, l.find(' ')));
   EXPECT_EQ(slow, (std::vector<std::string>{"turn.start", "turn.slow", "turn.end"}));
-  for (const auto& r : sink.events())
+  for (const auto& r : rec.sink.events())
     if (r.ev == "turn.slow") {
       EXPECT_EQ(r.f.at("by"), "watchdog");
       EXPECT_EQ(r.f.at("call"), "c1");

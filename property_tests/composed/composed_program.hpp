@@ -54,6 +54,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <initializer_list>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -194,10 +195,8 @@ struct Mix {
   int max_body_len = 3;  // ops in a nested block
   int await_now_in_4 = 2;  // how often a call / run / turn is awaited at once
 
-  Mix& with(Kind k, int wt) {
-    weight[static_cast<int>(k)] = wt;
-    return *this;
-  }
+  // Mix::of({{Kind::Read, 3}, {Kind::Where, 5}}): these weights, the others 0.
+  static Mix of(std::initializer_list<std::pair<Kind, int>> weights) { return weighted<Mix>(weights); }
 };
 
 // Where a block runs: what its ops may do.
@@ -309,24 +308,9 @@ inline rc::Gen<Op> gen_op_of(Kind k, const Mix& mix, int depth, Features f) {
 
 // One op: a kind drawn by weight among those allowed here.
 inline rc::Gen<Op> gen_op(const Mix& mix, int depth, Features f) {
-  std::vector<std::pair<int, Kind>> table;  // cumulative weight, kind
-  int total = 0;
-  for (int k = 0; k < kKinds; ++k) {
-    const auto kind = static_cast<Kind>(k);
-    if (mix.weight[k] <= 0 || !allowed(kind, f)) continue;
-    total += mix.weight[k];
-    table.emplace_back(total, kind);
-  }
-  if (total == 0) return rc::gen::just(Op{});
-  return rc::gen::mapcat(uniform_in(0, static_cast<std::size_t>(total - 1)), [=](std::size_t x) {
-    Kind k = table.back().second;
-    for (const auto& [upto, kind] : table)
-      if (static_cast<int>(x) < upto) {
-        k = kind;
-        break;
-      }
-    return gen_op_of(k, mix, depth, f);
-  });
+  return gen_by_weight<Kind>(
+      mix, kKinds, [f](Kind k) { return allowed(k, f); },
+      [=](Kind k) { return gen_op_of(k, mix, depth, f); });
 }
 
 inline rc::Gen<std::vector<Op>> gen_block(const Mix& mix, int depth, Features f) {
@@ -349,25 +333,8 @@ inline rc::Gen<Program> gen_program(const Mix& mix) {
       });
 }
 
-// A program and its schedule, drawn as one value (so shrinking the program
-// keeps the schedule's shrinks, as in the FiberLocal suite).
-struct Case {
-  Program program;
-  std::vector<std::size_t> schedule;
-};
-
-inline void showValue(const Case& c, std::ostream& os) {
-  showValue(c.program, os);
-  os << "\n  schedule [";
-  for (std::size_t i = 0; i < c.schedule.size(); ++i) os << (i ? ", " : "") << c.schedule[i];
-  os << ']';
-}
-
-inline rc::Gen<Case> gen_case(const Mix& mix) {
-  return rc::gen::map(rc::gen::pair(gen_program(mix), gen_schedule()),
-                      [](std::pair<Program, std::vector<std::size_t>> p) {
-                        return Case{std::move(p.first), std::move(p.second)};
-                      });
-}
+// A program and its schedule, drawn as one value (schedule.hpp).
+using Case = Scheduled<Program>;
+inline rc::Gen<Case> gen_case(const Mix& mix) { return with_schedule(gen_program(mix)); }
 
 }  // namespace turnstile::prop::composed

@@ -36,7 +36,7 @@ using K = Kind;
 
 Outcome run_and_check(const Mix& mix) {
   const Case k = *gen_case(mix).as("case");
-  Outcome out = run_program(k.program, k.schedule);
+  Outcome out = run_program(k.value, k.schedule);
   RC_LOG() << out.dump;
   if (out.hang) RC_FAIL("hang (never silent): " + out.hang_report);
   for (const auto& [category, list] : out.errors)
@@ -48,22 +48,10 @@ Outcome run_and_check(const Mix& mix) {
 // spec: [LANE-5.1] [LANE-5.2] [TURN-3.1] [TURN-2.2] [FL-3.1] [FL-3.8] [FL-3.9] [TURN-7.1] [LANE-5.3]
 RC_GTEST_PROP(ComposedProperty, EveryContractHoldsInMixedPrograms, ()) {
   // Every kind of op, evenly: the composition as a whole.
-  const Mix mix = Mix{}
-                      .with(K::Observe, 1)
-                      .with(K::Yield, 1)
-                      .with(K::Where, 2)
-                      .with(K::Call, 4)
-                      .with(K::Run, 2)
-                      .with(K::Post, 2)
-                      .with(K::Spawn, 1)
-                      .with(K::Detach, 1)
-                      .with(K::Task, 1)
-                      .with(K::Turn, 1)
-                      .with(K::Send, 1)
-                      .with(K::Capture, 1)
-                      .with(K::RunSnap, 1)
-                      .with(K::Defer, 1)
-                      .with(K::Table, 1);
+  const Mix mix = Mix::of({{K::Observe, 1}, {K::Yield, 1}, {K::Where, 2}, {K::Call, 4}, {K::Run, 2},
+                           {K::Post, 2}, {K::Spawn, 1}, {K::Detach, 1}, {K::Task, 1}, {K::Turn, 1},
+                           {K::Send, 1}, {K::Capture, 1}, {K::RunSnap, 1}, {K::Defer, 1},
+                           {K::Table, 1}});
   const Outcome out = run_and_check(mix);
   RC_CLASSIFY(out.stats.refusals > 0, "a wait cycle refused");
   RC_CLASSIFY(out.stats.lane_item_calls > 0, "a lane item called an actor");
@@ -77,19 +65,9 @@ RC_GTEST_PROP(ComposedProperty, PositionTableHoldsAcrossLanesTurnsTasksAndHandof
   // In every lane item StateLane::current() is that lane and there is no turn
   // marker; in every actor turn no lane marker and its own turn marker; in
   // tasks, detached fibers and work items neither.
-  const Mix mix = Mix{}
-                      .with(K::Observe, 1)
-                      .with(K::Where, 1)
-                      .with(K::Call, 4)
-                      .with(K::Run, 4)
-                      .with(K::Post, 3)
-                      .with(K::Spawn, 1)
-                      .with(K::Detach, 1)
-                      .with(K::Task, 2)
-                      .with(K::Turn, 1)
-                      .with(K::Send, 1)
-                      .with(K::Capture, 2)
-                      .with(K::RunSnap, 2);
+  const Mix mix = Mix::of({{K::Observe, 1}, {K::Where, 1}, {K::Call, 4}, {K::Run, 4}, {K::Post, 3},
+                           {K::Spawn, 1}, {K::Detach, 1}, {K::Task, 2}, {K::Turn, 1}, {K::Send, 1},
+                           {K::Capture, 2}, {K::RunSnap, 2}});
   const Outcome out = run_and_check(mix);
   RC_CLASSIFY(out.stats.lane_item_calls > 0, "a lane item called an actor");
   RC_CLASSIFY(out.stats.turn_lane_awaits > 0, "a turn awaited a lane run");
@@ -104,17 +82,8 @@ RC_GTEST_PROP(ComposedProperty, WaitCyclesAreRefusedAtTheAwaitAndNothingHangs, (
   // The await throws TurnReentrancyError iff the model's wait-for graph has a
   // cycle through it (self, through other activations, through queued calls,
   // across independent requests); the program then always reaches quiescence.
-  Mix mix = Mix{}
-                .with(K::Observe, 1)
-                .with(K::Yield, 1)
-                .with(K::Call, 8)
-                .with(K::Turn, 2)
-                .with(K::Task, 1)
-                .with(K::Spawn, 2)
-                .with(K::Run, 1)
-                .with(K::Post, 1)
-                .with(K::Capture, 1)
-                .with(K::RunSnap, 1);
+  Mix mix = Mix::of({{K::Observe, 1}, {K::Yield, 1}, {K::Call, 8}, {K::Turn, 2}, {K::Task, 1},
+                     {K::Spawn, 2}, {K::Run, 1}, {K::Post, 1}, {K::Capture, 1}, {K::RunSnap, 1}});
   mix.await_now_in_4 = 3;
   const Outcome out = run_and_check(mix);
   RC_CLASSIFY(out.stats.refusals > 0, "a wait cycle refused");
@@ -127,17 +96,9 @@ RC_GTEST_PROP(ComposedProperty, TaskBodiesBindFromTheirStartNotFromWhereTheyWere
   // or another key's where_task), calls made inside wheres and awaited after
   // them (the turn sees the bindings at the call), spawns, channel handoffs
   // and snapshot runs, all around wheres.
-  const Mix mix = Mix{}
-                      .with(K::Observe, 1)
-                      .with(K::Yield, 1)
-                      .with(K::Where, 4)
-                      .with(K::Defer, 4)
-                      .with(K::Call, 2)
-                      .with(K::Spawn, 2)
-                      .with(K::Send, 2)
-                      .with(K::Capture, 2)
-                      .with(K::RunSnap, 2)
-                      .with(K::Run, 1);
+  const Mix mix = Mix::of({{K::Observe, 1}, {K::Yield, 1}, {K::Where, 4}, {K::Defer, 4},
+                           {K::Call, 2}, {K::Spawn, 2}, {K::Send, 2}, {K::Capture, 2},
+                           {K::RunSnap, 2}, {K::Run, 1}});
   const Outcome out = run_and_check(mix);
   RC_CLASSIFY(out.stats.deferred > 0, "a deferred task body ran");
 }
@@ -147,14 +108,8 @@ RC_GTEST_PROP(ComposedProperty, LanesStayExclusiveFifoAndNonReentrantAmongTurns,
   // Lane runs awaited from fibers and turns, try_post from items onto their
   // own and other lanes, items that re-enter their own lane (refused at the
   // call) and call actors whose turns enter the same lane (never refused).
-  const Mix mix = Mix{}
-                      .with(K::Observe, 1)
-                      .with(K::Where, 1)
-                      .with(K::Run, 5)
-                      .with(K::Post, 4)
-                      .with(K::Call, 3)
-                      .with(K::Spawn, 1)
-                      .with(K::Yield, 1);
+  const Mix mix = Mix::of({{K::Observe, 1}, {K::Where, 1}, {K::Run, 5}, {K::Post, 4}, {K::Call, 3},
+                           {K::Spawn, 1}, {K::Yield, 1}});
   const Outcome out = run_and_check(mix);
   RC_CLASSIFY(out.items > 6, "more than 6 lane items");
   RC_CLASSIFY(out.stats.lane_item_calls > 0, "a lane item called an actor");
@@ -166,16 +121,8 @@ RC_GTEST_PROP(ComposedProperty, BindingTableInvariantHoldsAfterEveryTurn, ()) {
   // tasks, Scope children and lane items, interleaved by the schedule. Each
   // op's result equals the sequential model's (submission order is the lane's
   // order), and consistent(), submitted right behind each op, is true.
-  const Mix mix = Mix{}
-                      .with(K::Observe, 1)
-                      .with(K::Table, 6)
-                      .with(K::Call, 3)
-                      .with(K::Run, 2)
-                      .with(K::Post, 2)
-                      .with(K::Spawn, 1)
-                      .with(K::Yield, 1)
-                      .with(K::Task, 1)
-                      .with(K::Turn, 1);
+  const Mix mix = Mix::of({{K::Observe, 1}, {K::Table, 6}, {K::Call, 3}, {K::Run, 2}, {K::Post, 2},
+                           {K::Spawn, 1}, {K::Yield, 1}, {K::Task, 1}, {K::Turn, 1}});
   const Outcome out = run_and_check(mix);
   RC_CLASSIFY(out.stats.table_checks > 6, "more than 6 table ops checked");
 }

@@ -72,6 +72,7 @@
 #include "turnstile/scope.hpp"
 #include "turnstile/state_lane.hpp"
 #include "turnstile/task.hpp"
+#include "turnstile_test/records.hpp"
 
 namespace turnstile::prop::composed {
 
@@ -160,6 +161,20 @@ struct Pending {
   std::optional<Task<>> task;
   std::shared_ptr<Ctx> slot;  // defer: the body's Ctx, filled at the await
   int key = -1, val = -1;     // defer: the where_task's binding (key -1: a bare Task)
+
+  static Pending of_call(int id, Task<int> t) {
+    Pending p;
+    p.id = id;
+    p.call.emplace(std::move(t));
+    return p;
+  }
+  static Pending of_lane(int id, Task<> t) {
+    Pending p;
+    p.k = K::Lane;
+    p.id = id;
+    p.task.emplace(std::move(t));
+    return p;
+  }
 };
 
 struct ActModel {
@@ -218,29 +233,12 @@ class World {
   std::map<int, int> a2s, s2a;  // the BindingTable's model
   long scheduled = 0, finished = 0;  // execution units: fibers, turns, lane items, work items
   Stats stats;
-  std::map<std::string, std::vector<std::string>> errors;  // by category
-  std::vector<std::string> trace;
+  turnstile_test::ErrorBook book{{}, {}, 600};  // errors by category; the first 600 notes
 
   void error(const std::string& category, const std::string& what) {
-    errors[category].push_back("s" + std::to_string(sched.steps()) + " " + what);
-    note("ERROR [" + category + "] " + what);
+    book.record_error(sched.steps(), category, what);
   }
-  void note(const std::string& what) {
-    if (trace.size() < 600) trace.push_back("s" + std::to_string(sched.steps()) + " " + what);
-  }
-  bool ok() const {
-    for (const auto& [cat, list] : errors)
-      if (!list.empty()) return false;
-    return true;
-  }
-  std::string dump() const {
-    std::ostringstream os;
-    for (const auto& [cat, list] : errors)
-      for (const auto& e : list) os << "  error [" << cat << "] " << e << "\n";
-    os << "  trace:\n";
-    for (const auto& t : trace) os << "    " << t << "\n";
-    return os.str();
-  }
+  void note(const std::string& what) { book.record_note(sched.steps(), what); }
   static std::string cname(int id) { return "#" + std::to_string(id); }
 
   // ------------------------------------------------------------ observation
@@ -763,11 +761,7 @@ inline Task<> do_call(World* w, Ctx c, const Op* op, bool via_turn, Scope* scope
     Task<> a = await_call(w, c, id, std::move(*t));
     co_await std::move(a);
   } else if (op->await == Await::Later) {
-    Pending p;
-    p.k = Pending::K::Call;
-    p.id = id;
-    p.call.emplace(std::move(*t));
-    c.pending->push_back(std::move(p));
+    c.pending->push_back(Pending::of_call(id, std::move(*t)));
   } else if (op->await == Await::Child || op->await == Await::Detached) {
     hand_off(w, c, scope, op->await, true, id, std::move(t), std::nullopt);
   }  // Never: dropped; the turn runs all the same
@@ -821,11 +815,7 @@ inline Task<> exec_op(World* w, Ctx c, const Op* op, Scope* scope) {
         Task<> a = await_lane(w, c, id, std::move(*t));
         co_await std::move(a);
       } else if (op->await == Await::Later) {
-        Pending p;
-        p.k = Pending::K::Lane;
-        p.id = id;
-        p.task.emplace(std::move(*t));
-        c.pending->push_back(std::move(p));
+        c.pending->push_back(Pending::of_lane(id, std::move(*t)));
       } else if (op->await == Await::Child || op->await == Await::Detached) {
         hand_off(w, c, scope, op->await, false, id, std::nullopt, std::move(t));
       }
@@ -1112,8 +1102,8 @@ inline Outcome run_program(const Program& p, const std::vector<std::size_t>& sch
   }
   out.hang = !quiescent;
   if (out.hang) out.hang_report = hang_report(*w);
-  out.errors = w->errors;
-  out.dump = w->dump();
+  out.errors = w->book.errors;
+  out.dump = w->book.dump();
   out.stats = w->stats;
   out.calls = w->calls.size();
   out.items = w->items.size();

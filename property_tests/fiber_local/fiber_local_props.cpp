@@ -28,10 +28,11 @@ struct Checked {
   FlRun run;
 };
 
-// Runs the case's program under its schedule and asserts that the run matches
-// the model.
-Checked run_and_compare(const Case& k) {
-  const Scenario sc = number_program(k.scenario);
+// Generates a case of `mix`, runs its program under its schedule and asserts
+// that the run matches the model.
+Checked run_and_compare(const Mix& mix) {
+  const Case k = *gen_case(mix).as("case");
+  const Scenario sc = number_program(k.value);
   Checked c;
   c.run = run_program(sc, k.schedule);
   const FlRun& run = c.run;
@@ -82,16 +83,9 @@ using K = Kind;
 RC_GTEST_PROP(FiberLocalProperty, WhereRestoresTheKeyOnReturnAndOnThrow, ()) {
   // Nested wheres (Task and plain bodies) on the same and different keys,
   // throws caught at generated try levels, suspensions in between.
-  const Mix mix = Mix{}
-                      .with(K::Read, 3)
-                      .with(K::Yield, 1)
-                      .with(K::Hop, 1)
-                      .with(K::Throw, 3)
-                      .with(K::Where, 5)
-                      .with(K::Try, 2)
-                      .with(K::Spawn, 1);
-  const Case k = *gen_case(mix).as("case");
-  const Checked c = run_and_compare(k);
+  const Mix mix = Mix::of({{K::Read, 3}, {K::Yield, 1}, {K::Hop, 1}, {K::Throw, 3}, {K::Where, 5},
+                           {K::Try, 2}, {K::Spawn, 1}});
+  const Checked c = run_and_compare(mix);
   RC_CLASSIFY(c.model.stats.wheres_unwound > 0, "a where unwound by a throw");
   RC_CLASSIFY(c.model.stats.shadowing_wheres > 0, "a where shadows a binding");
 }
@@ -100,16 +94,9 @@ RC_GTEST_PROP(FiberLocalProperty, WhereRestoresTheKeyOnReturnAndOnThrow, ()) {
 RC_GTEST_PROP(FiberLocalProperty, ChildSeesTheParentsBindingsAsAtTheSpawn, ()) {
   // Spawns inside and next to wheres; the parent goes on (rebinding, leaving
   // wheres) before, while or after its children run, as the schedule decides.
-  const Mix mix = Mix{}
-                      .with(K::Read, 3)
-                      .with(K::Yield, 2)
-                      .with(K::Hop, 1)
-                      .with(K::Throw, 1)
-                      .with(K::Where, 5)
-                      .with(K::Try, 1)
-                      .with(K::Spawn, 4);
-  const Case k = *gen_case(mix).as("case");
-  const Checked c = run_and_compare(k);
+  const Mix mix = Mix::of({{K::Read, 3}, {K::Yield, 2}, {K::Hop, 1}, {K::Throw, 1}, {K::Where, 5},
+                           {K::Try, 1}, {K::Spawn, 4}});
+  const Checked c = run_and_compare(mix);
   RC_CLASSIFY(c.run.children_started_after_parent_rebound > 0,
               "a child started after its parent rebound");
   RC_CLASSIFY(c.model.stats.spawns_while_bound > 0, "a spawn with bindings in effect");
@@ -119,16 +106,9 @@ RC_GTEST_PROP(FiberLocalProperty, ChildSeesTheParentsBindingsAsAtTheSpawn, ()) {
 RC_GTEST_PROP(FiberLocalProperty, ChildRebindingIsInvisibleToParentAndSiblings, ()) {
   // Children (and grandchildren) that bind, yield and hop while their parent
   // and siblings read.
-  const Mix mix = Mix{}
-                      .with(K::Read, 4)
-                      .with(K::Yield, 3)
-                      .with(K::Hop, 1)
-                      .with(K::Throw, 1)
-                      .with(K::Where, 5)
-                      .with(K::Try, 1)
-                      .with(K::Spawn, 4);
-  const Case k = *gen_case(mix).as("case");
-  const Checked c = run_and_compare(k);
+  const Mix mix = Mix::of({{K::Read, 4}, {K::Yield, 3}, {K::Hop, 1}, {K::Throw, 1}, {K::Where, 5},
+                           {K::Try, 1}, {K::Spawn, 4}});
+  const Checked c = run_and_compare(mix);
   RC_CLASSIFY(c.run.reads_while_another_fiber_bound > 0,
               "a read while another fiber had a binding");
   RC_CLASSIFY(c.model.stats.rebinding_children > 0, "a child rebinds");
@@ -138,19 +118,11 @@ RC_GTEST_PROP(FiberLocalProperty, ChildRebindingIsInvisibleToParentAndSiblings, 
 RC_GTEST_PROP(FiberLocalProperty, DetachAndChannelCarryNoBindings, ()) {
   // Detached fibers and work items sent without a captured context, from
   // inside wheres: they start from nothing (a bare item: the worker's own).
-  const Mix mix = Mix{}
-                      .with(K::Read, 3)
-                      .with(K::Yield, 1)
-                      .with(K::Throw, 1)
-                      .with(K::Where, 5)
-                      .with(K::Try, 1)
-                      .with(K::Spawn, 1)
-                      .with(K::Detach, 3)
-                      .with(K::Send, 3);
+  const Mix mix = Mix::of({{K::Read, 3}, {K::Yield, 1}, {K::Throw, 1}, {K::Where, 5}, {K::Try, 1},
+                           {K::Spawn, 1}, {K::Detach, 3}, {K::Send, 3}});
   Mix bare = mix;
   bare.capture_in_4 = 0;
-  const Case k = *gen_case(bare).as("case");
-  const Checked c = run_and_compare(k);
+  const Checked c = run_and_compare(bare);
   RC_CLASSIFY(c.model.stats.bare_handoffs_while_bound > 0,
               "a handoff made with bindings in effect");
 }
@@ -160,18 +132,9 @@ RC_GTEST_PROP(FiberLocalProperty, CaptureAndRunCarryTheSnapshotAndRestoreTheFibe
   // Snapshots captured at generated points, run later (after their wheres
   // ended, inside other wheres, in children), with Task and plain bodies that
   // bind and throw.
-  const Mix mix = Mix{}
-                      .with(K::Read, 3)
-                      .with(K::Yield, 1)
-                      .with(K::Hop, 1)
-                      .with(K::Throw, 2)
-                      .with(K::Capture, 3)
-                      .with(K::Where, 5)
-                      .with(K::Try, 1)
-                      .with(K::Run, 4)
-                      .with(K::Spawn, 1);
-  const Case k = *gen_case(mix).as("case");
-  const Checked c = run_and_compare(k);
+  const Mix mix = Mix::of({{K::Read, 3}, {K::Yield, 1}, {K::Hop, 1}, {K::Throw, 2}, {K::Capture, 3},
+                           {K::Where, 5}, {K::Try, 1}, {K::Run, 4}, {K::Spawn, 1}});
+  const Checked c = run_and_compare(mix);
   RC_CLASSIFY(c.model.stats.stale_runs > 0, "a run of a snapshot that differs from the fiber's");
   RC_CLASSIFY(c.model.stats.runs_unwound > 0, "a run unwound by a throw");
 }
@@ -182,20 +145,11 @@ RC_GTEST_PROP(FiberLocalProperty, NoBindingLeaksAcrossRequestsThroughAWorker, ()
   // one or two long-lived workers, mostly with a captured context. Item bodies
   // bind, run snapshots and throw out of the run. Each worker reads before and
   // after every item: only its own bindings, never a request's.
-  const Mix mix = Mix{}
-                      .with(K::Read, 2)
-                      .with(K::Yield, 1)
-                      .with(K::Throw, 2)
-                      .with(K::Capture, 1)
-                      .with(K::Where, 5)
-                      .with(K::Try, 1)
-                      .with(K::Run, 1)
-                      .with(K::Spawn, 2)
-                      .with(K::Send, 4);
+  const Mix mix = Mix::of({{K::Read, 2}, {K::Yield, 1}, {K::Throw, 2}, {K::Capture, 1},
+                           {K::Where, 5}, {K::Try, 1}, {K::Run, 1}, {K::Spawn, 2}, {K::Send, 4}});
   Mix requests = mix;
   requests.capture_in_4 = 3;
-  const Case k = *gen_case(requests).as("case");
-  const Checked c = run_and_compare(k);
+  const Checked c = run_and_compare(requests);
   RC_CLASSIFY(c.model.stats.workers_serving_several_contexts > 0,
               "a worker served several requests' contexts");
   RC_CLASSIFY(c.model.stats.items_thrown_out > 0, "an item's body threw out of run");
@@ -204,20 +158,10 @@ RC_GTEST_PROP(FiberLocalProperty, NoBindingLeaksAcrossRequestsThroughAWorker, ()
 // spec: [FL-3.1] [FL-3.2] [FL-3.3] [FL-3.4] [FL-3.5] [FL-3.6] [FL-5.1] [FL-6.1] [FL-6.2]
 RC_GTEST_PROP(FiberLocalProperty, MixedProgramsMatchTheBindingStackModel, ()) {
   // Every operation at once.
-  const Mix mix = Mix{}
-                      .with(K::Read, 3)
-                      .with(K::Yield, 2)
-                      .with(K::Hop, 1)
-                      .with(K::Throw, 2)
-                      .with(K::Capture, 2)
-                      .with(K::Where, 5)
-                      .with(K::Try, 2)
-                      .with(K::Run, 2)
-                      .with(K::Spawn, 2)
-                      .with(K::Detach, 1)
-                      .with(K::Send, 2);
-  const Case k = *gen_case(mix).as("case");
-  const Checked c = run_and_compare(k);
+  const Mix mix = Mix::of({{K::Read, 3}, {K::Yield, 2}, {K::Hop, 1}, {K::Throw, 2}, {K::Capture, 2},
+                           {K::Where, 5}, {K::Try, 2}, {K::Run, 2}, {K::Spawn, 2}, {K::Detach, 1},
+                           {K::Send, 2}});
+  const Checked c = run_and_compare(mix);
   RC_CLASSIFY(c.model.items.size() > 0, "work items");
   RC_CLASSIFY(c.run.hops > 0, "a fiber changes scheduler");
 }

@@ -150,6 +150,19 @@ class Model {
     return std::nullopt;
   }
 
+  // The body of a where or a run of `op`: it sees `inner`; after it, the op's point
+  // sees `st` again. A throw out of the body (counted in `unwound`) skips that point.
+  std::optional<int> body_under(const Op& op, Ctx& c, const Stack& st, const Stack& inner,
+                                int& unwound) {
+    expect[point(op.number, Slot::Inside)] = view(inner);
+    if (const auto t = block(op.body, c, inner)) {
+      ++unwound;
+      return t;
+    }
+    expect[point(op.number, Slot::At)] = view(st);
+    return std::nullopt;
+  }
+
   // One op in context `c` with stack `st`; the same result as block().
   std::optional<int> step(const Op& op, Ctx& c, const Stack& st) {
     switch (op.kind) {
@@ -169,13 +182,7 @@ class Model {
         if (c.child) ++stats.rebinding_children;
         Stack inner = st;
         inner.emplace_back(op.key, op.value);
-        expect[point(op.number, Slot::Inside)] = view(inner);
-        if (const auto t = block(op.body, c, inner)) {
-          ++stats.wheres_unwound;
-          return t;
-        }
-        expect[point(op.number, Slot::At)] = view(st);
-        return std::nullopt;
+        return body_under(op, c, st, inner, stats.wheres_unwound);
       }
       case Kind::Try: {
         const int mine = ++c.try_depth;
@@ -188,13 +195,7 @@ class Model {
       case Kind::Run: {
         const Stack snap = c.snaps.empty() ? Stack{} : c.snaps[op.snap % c.snaps.size()];
         if (snap != st) ++stats.stale_runs;
-        expect[point(op.number, Slot::Inside)] = view(snap);
-        if (const auto t = block(op.body, c, snap)) {
-          ++stats.runs_unwound;
-          return t;
-        }
-        expect[point(op.number, Slot::At)] = view(st);
-        return std::nullopt;
+        return body_under(op, c, st, snap, stats.runs_unwound);
       }
       case Kind::Spawn:
       case Kind::Detach: {

@@ -36,6 +36,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <initializer_list>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -89,44 +90,31 @@ struct Scenario {
 
 inline void print_block(std::ostream& os, const std::vector<Op>& ops, bool numbers);
 
+// The kinds by name, in Kind order; the first five have no body.
+inline constexpr const char* kKindNames[kKinds] = {
+    "read", "yield", "hop", "throw", "capture", "where", "try", "run", "spawn", "detach", "send"};
+inline constexpr int kFirstKindWithBody = static_cast<int>(Kind::Where);
+
 inline void print_op(std::ostream& os, const Op& op, bool numbers) {
   if (numbers) os << '#' << op.number << ' ';
   switch (op.kind) {
-    case Kind::Read:
-      os << "read";
-      return;
-    case Kind::Yield:
-      os << "yield";
-      return;
-    case Kind::Hop:
-      os << "hop";
-      return;
     case Kind::Throw:
       os << "throw(" << op.levels << ')';
-      return;
-    case Kind::Capture:
-      os << "capture";
-      return;
+      break;
     case Kind::Where:
       os << (op.plain ? "plain-where(k" : "where(k") << op.key << '=' << op.value << ')';
-      break;
-    case Kind::Try:
-      os << "try";
       break;
     case Kind::Run:
       os << (op.plain ? "plain-run(#" : "run(#") << op.snap << ')';
       break;
-    case Kind::Spawn:
-      os << "spawn";
-      break;
-    case Kind::Detach:
-      os << "detach";
-      break;
     case Kind::Send:
       os << (op.capture ? "send+ctx" : "send");
       break;
+    default:
+      os << kKindNames[static_cast<int>(op.kind)];
+      break;
   }
-  print_block(os, op.body, numbers);
+  if (static_cast<int>(op.kind) >= kFirstKindWithBody) print_block(os, op.body, numbers);
 }
 
 inline void print_block(std::ostream& os, const std::vector<Op>& ops, bool numbers) {
@@ -176,10 +164,8 @@ struct Mix {
   int max_len = 8;       // ops in the main block at size 100
   int max_body_len = 4;  // ops in a nested block
 
-  Mix& with(Kind k, int w) {
-    weight[static_cast<int>(k)] = w;
-    return *this;
-  }
+  // Mix::of({{Kind::Read, 3}, {Kind::Where, 5}}): these weights, the others 0.
+  static Mix of(std::initializer_list<std::pair<Kind, int>> weights) { return weighted<Mix>(weights); }
 };
 
 // Where a block runs: what its ops may do.
@@ -289,23 +275,9 @@ inline rc::Gen<Op> gen_op_of(Kind k, const Mix& mix, int depth, Features f) {
 // One op: a kind drawn by weight among those allowed here (the index shrinks
 // towards the simplest kind), then its fields.
 inline rc::Gen<Op> gen_op(const Mix& mix, int depth, Features f) {
-  std::vector<std::pair<int, Kind>> table;  // cumulative weight, kind
-  int total = 0;
-  for (int k = 0; k < kKinds; ++k) {
-    if (mix.weight[k] <= 0 || !allowed(static_cast<Kind>(k), f)) continue;
-    total += mix.weight[k];
-    table.emplace_back(total, static_cast<Kind>(k));
-  }
-  if (total == 0) return rc::gen::just(Op{});
-  return rc::gen::mapcat(uniform_in(0, static_cast<std::size_t>(total - 1)), [=](std::size_t x) {
-    Kind k = table.back().second;
-    for (const auto& [upto, kind] : table)
-      if (static_cast<int>(x) < upto) {
-        k = kind;
-        break;
-      }
-    return gen_op_of(k, mix, depth, f);
-  });
+  return gen_by_weight<Kind>(
+      mix, kKinds, [f](Kind k) { return allowed(k, f); },
+      [=](Kind k) { return gen_op_of(k, mix, depth, f); });
 }
 
 inline rc::Gen<std::vector<Op>> gen_block(const Mix& mix, int depth, std::size_t max_len,
@@ -333,26 +305,8 @@ inline rc::Gen<Scenario> gen_scenario(const Mix& mix) {
   });
 }
 
-// A scenario and its schedule, drawn as one value: RapidCheck regenerates the
-// later picks of a property when it shrinks an earlier one, so two separate
-// picks would undo the schedule's shrinking whenever the program shrinks.
-struct Case {
-  Scenario scenario;
-  std::vector<std::size_t> schedule;
-};
-
-inline void showValue(const Case& c, std::ostream& os) {
-  showValue(c.scenario, os);
-  os << "\n  schedule [";
-  for (std::size_t i = 0; i < c.schedule.size(); ++i) os << (i ? ", " : "") << c.schedule[i];
-  os << ']';
-}
-
-inline rc::Gen<Case> gen_case(const Mix& mix) {
-  return rc::gen::map(rc::gen::pair(gen_scenario(mix), gen_schedule()),
-                      [](std::pair<Scenario, std::vector<std::size_t>> p) {
-                        return Case{std::move(p.first), std::move(p.second)};
-                      });
-}
+// A scenario and its schedule, drawn as one value (schedule.hpp).
+using Case = Scheduled<Scenario>;
+inline rc::Gen<Case> gen_case(const Mix& mix) { return with_schedule(gen_scenario(mix)); }
 
 }  // namespace turnstile::prop::fl

@@ -42,7 +42,6 @@
 #include <memory>
 #include <optional>
 #include <ostream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -53,6 +52,8 @@
 #include "turnstile/scheduler.hpp"
 #include "turnstile/state_lane.hpp"
 #include "turnstile/task.hpp"
+#include "turnstile_test/outcome.hpp"
+#include "turnstile_test/records.hpp"
 
 namespace turnstile::prop::lane {
 
@@ -97,14 +98,7 @@ inline void showValue(const LaneOp& op, std::ostream& os) {
 }
 inline void showValue(const LaneConfig& c, std::ostream& os) {
   os << "{callers [";
-  for (std::size_t i = 0; i < c.callers.size(); ++i) {
-    os << (i ? ", " : "") << "[";
-    for (std::size_t j = 0; j < c.callers[i].size(); ++j) {
-      os << (j ? " " : "");
-      showValue(c.callers[i][j], os);
-    }
-    os << "]";
-  }
+  show_callers(c.callers, os);
   os << "], closer " << c.closer << " at " << c.close_at
      << (c.two_schedulers ? ", lane on its own scheduler}" : ", one scheduler}");
 }
@@ -190,7 +184,8 @@ struct CloseRec {
   bool done_on_lane = false;
 };
 
-struct LaneRecords {
+// Errors by category and the trace: turnstile_test::ErrorBook.
+struct LaneRecords : turnstile_test::ErrorBook {
   std::deque<ItemRec> items;   // by id (a deque: references stay valid as it grows)
   std::vector<int> accepted;   // item ids, in the order their submissions were accepted
   std::vector<int> log;        // item ids, in the order their turns ran
@@ -200,21 +195,6 @@ struct LaneRecords {
   std::size_t ready_when_last_finished = kNever;  // items left on the schedulers then
   int reentrant_turns = 0;     // turns that attempted a reentrant run()
   int reentry_refused = 0;     // ... and got LaneReentrancyError at the call
-  std::map<std::string, std::vector<std::string>> errors;  // by category
-  std::vector<std::string> trace;
-
-  bool ok(const std::string& category) const {
-    const auto it = errors.find(category);
-    return it == errors.end() || it->second.empty();
-  }
-  std::string dump() const {
-    std::ostringstream os;
-    for (const auto& [cat, list] : errors)
-      for (const auto& e : list) os << "  error [" << cat << "] " << e << "\n";
-    os << "  trace:\n";
-    for (const auto& t : trace) os << "    " << t << "\n";
-    return os.str();
-  }
 };
 
 struct LaneOutcome {
@@ -275,11 +255,8 @@ class World {
   std::size_t ready() const {
     return fibers_.ready() + (&lane_sched_ != &fibers_ ? lane_sched_.ready() : 0);
   }
-  void error(const std::string& category, const std::string& what) {
-    rec.errors[category].push_back("s" + std::to_string(step()) + " " + what);
-    note("ERROR [" + category + "] " + what);
-  }
-  void note(const std::string& what) { rec.trace.push_back("s" + std::to_string(step()) + " " + what); }
+  void error(const std::string& category, const std::string& what) { rec.record_error(step(), category, what); }
+  void note(const std::string& what) { rec.record_note(step(), what); }
 
   int new_item(ItemKind kind, int caller, bool throws) {
     ItemRec r;
@@ -408,7 +385,8 @@ class World {
     }
   }
 
-  void on_resumed(int id, std::optional<int> value, std::optional<int> error_id, bool other) {
+  void on_resumed(int id, const turnstile_test::Settled<int>& settled) {
+    const auto& [value, error_id, other] = settled;
     ItemRec& r = rec.items[static_cast<std::size_t>(id)];
     r.resumed = true;
     r.value = value;
@@ -470,17 +448,8 @@ inline int Work::operator()() { return w->run_turn(*this); }
 
 // Awaits one run() Task and records what it yields.
 inline Task<> await_item(World& w, int id, Task<int> t) {
-  std::optional<int> value;
-  std::optional<int> error_id;
-  bool other = false;
-  try {
-    value = co_await std::move(t);
-  } catch (const ItemError& e) {
-    error_id = e.id;
-  } catch (...) {
-    other = true;
-  }
-  w.on_resumed(id, value, error_id, other);
+  Task<turnstile_test::Settled<int>> settling = turnstile_test::settle<ItemError>(std::move(t));
+  w.on_resumed(id, co_await std::move(settling));
 }
 
 inline Task<> caller(World& w, int c, std::vector<LaneOp> ops) {

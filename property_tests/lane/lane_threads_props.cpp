@@ -59,6 +59,7 @@
 #include "turnstile/state_lane.hpp"
 #include "turnstile/sync_wait.hpp"
 #include "turnstile/task.hpp"
+#include "turnstile_test/outcome.hpp"
 
 namespace turnstile::prop::lane_threads {
 namespace {
@@ -252,21 +253,36 @@ class Submitter {
 
   // Records what the awaiter of item `index` got.
   Task<> await_item(std::size_t index, Task<int> t) {
-    std::optional<int> value;
-    std::optional<int> error_id;
-    bool other = false;
-    try {
-      value = co_await std::move(t);
-    } catch (const ItemError& e) {
-      error_id = e.id;
-    } catch (...) {
-      other = true;
-    }
+    Task<turnstile_test::Settled<int>> settling = turnstile_test::settle<ItemError>(std::move(t));
+    const turnstile_test::Settled<int> settled = co_await std::move(settling);
     Sub& sub = rec_.subs[index];
     sub.resumed = true;
-    sub.value = value;
-    sub.error_id = error_id;
-    sub.other_error = other;
+    sub.value = settled.value;
+    sub.error_id = settled.error_id;
+    sub.other_error = settled.other;
+  }
+
+  // The ops that never wait, made alike by both producers; false for the others
+  // (run, yield, close), which each producer waits for in its own way.
+  bool submit_without_waiting(Op op, bool throws, std::vector<std::pair<std::size_t, Task<int>>>& later) {
+    switch (op) {
+      case Op::kLater:
+        if (auto t = run(throws, true)) later.emplace_back(last_index(), std::move(*t));
+        return true;
+      case Op::kDropped: {
+        auto t = run(throws, false);
+        t.reset();  // never awaited: the item runs all the same [LANE-5.8]
+        return true;
+      }
+      case Op::kPost:
+        post(throws);
+        return true;
+      case Op::kPostBurst:
+        for (std::size_t k = 0; k < kBurst; ++k) post(throws && k == 0);
+        return true;
+      default:
+        return false;
+    }
   }
 
   std::size_t close_called() {
@@ -315,26 +331,13 @@ Task<> fiber_producer(StateLane& lane, Shared& s, Producer& rec, int base, Produ
   std::vector<std::pair<std::size_t, Task<int>>> later;
   for (std::size_t i = 0; i < spec.ops.size(); ++i) {
     const bool throws = spec.throws[i];
+    if (sub.submit_without_waiting(spec.ops[i], throws, later)) continue;
     switch (spec.ops[i]) {
       case Op::kRun:
         if (auto t = sub.run(throws, true)) {
           Task<> a = sub.await_item(sub.last_index(), std::move(*t));
           co_await std::move(a);
         }
-        break;
-      case Op::kLater:
-        if (auto t = sub.run(throws, true)) later.emplace_back(sub.last_index(), std::move(*t));
-        break;
-      case Op::kDropped: {
-        auto t = sub.run(throws, false);
-        t.reset();  // never awaited: the item runs all the same [LANE-5.8]
-        break;
-      }
-      case Op::kPost:
-        sub.post(throws);
-        break;
-      case Op::kPostBurst:
-        for (std::size_t k = 0; k < kBurst; ++k) sub.post(throws && k == 0);
         break;
       case Op::kYield:
         co_await yield();
@@ -346,6 +349,8 @@ Task<> fiber_producer(StateLane& lane, Shared& s, Producer& rec, int base, Produ
         sub.close_done(k);
         break;
       }
+      default:
+        break;
     }
   }
   while (!later.empty()) {  // newest first: the awaiting order is not the queue order
@@ -362,23 +367,10 @@ void thread_producer(StateLane& lane, Shared& s, Producer& rec, int base, const 
   std::vector<std::pair<std::size_t, Task<int>>> later;
   for (std::size_t i = 0; i < spec.ops.size(); ++i) {
     const bool throws = spec.throws[i];
+    if (sub.submit_without_waiting(spec.ops[i], throws, later)) continue;
     switch (spec.ops[i]) {
       case Op::kRun:
         if (auto t = sub.run(throws, true)) sync_wait(sub.await_item(sub.last_index(), std::move(*t)));
-        break;
-      case Op::kLater:
-        if (auto t = sub.run(throws, true)) later.emplace_back(sub.last_index(), std::move(*t));
-        break;
-      case Op::kDropped: {
-        auto t = sub.run(throws, false);
-        t.reset();
-        break;
-      }
-      case Op::kPost:
-        sub.post(throws);
-        break;
-      case Op::kPostBurst:
-        for (std::size_t k = 0; k < kBurst; ++k) sub.post(throws && k == 0);
         break;
       case Op::kYield:
         std::this_thread::yield();
@@ -389,6 +381,8 @@ void thread_producer(StateLane& lane, Shared& s, Producer& rec, int base, const 
         sub.close_done(k);
         break;
       }
+      default:
+        break;
     }
   }
   while (!later.empty()) {

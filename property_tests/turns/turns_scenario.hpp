@@ -37,7 +37,6 @@
 #include <memory>
 #include <optional>
 #include <ostream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -50,6 +49,8 @@
 #include "turnstile/scheduler.hpp"
 #include "turnstile/strand.hpp"
 #include "turnstile/task.hpp"
+#include "turnstile_test/outcome.hpp"
+#include "turnstile_test/records.hpp"
 
 namespace turnstile::prop::turns {
 
@@ -85,14 +86,7 @@ inline void showValue(const TurnOp& op, std::ostream& os) {
 }
 inline void showValue(const TurnsConfig& c, std::ostream& os) {
   os << "{callers [";
-  for (std::size_t i = 0; i < c.callers.size(); ++i) {
-    os << (i ? ", " : "") << "[";
-    for (std::size_t j = 0; j < c.callers[i].size(); ++j) {
-      os << (j ? " " : "");
-      showValue(c.callers[i][j], os);
-    }
-    os << "]";
-  }
+  show_callers(c.callers, os);
   os << "], g gates " << c.g_gates << ", h gates " << c.h_gates << ", releaser yields "
      << c.releaser_yields << "}";
 }
@@ -101,19 +95,13 @@ inline void showValue(const TurnsConfig& c, std::ostream& os) {
 // awaited now, no gate, no failure.
 inline rc::Gen<TurnOp> gen_turn_op() {
   return rc::gen::build<TurnOp>(
-      rc::gen::set(&TurnOp::kind, rc::gen::map(uniform_in(0, 4),
-                                               [](std::size_t k) {
-                                                 return k < 2   ? CallKind::kSerial
-                                                        : k < 4 ? CallKind::kInterleaved
-                                                                : CallKind::kYield;
-                                               })),
+      rc::gen::set(&TurnOp::kind, by_weight<CallKind>({{CallKind::kSerial, 2},
+                                                       {CallKind::kInterleaved, 2},
+                                                       {CallKind::kYield, 1}})),
       rc::gen::set(&TurnOp::yields, uniform_in(0, 3)),
-      rc::gen::set(&TurnOp::await, rc::gen::map(uniform_in(0, 3),
-                                                [](std::size_t k) {
-                                                  return k < 2   ? AwaitMode::kNow
-                                                         : k < 3 ? AwaitMode::kLater
-                                                                 : AwaitMode::kNever;
-                                                })),
+      rc::gen::set(&TurnOp::await, by_weight<AwaitMode>({{AwaitMode::kNow, 2},
+                                                         {AwaitMode::kLater, 1},
+                                                         {AwaitMode::kNever, 1}})),
       rc::gen::set(&TurnOp::gate, uniform_in(0, 2)),
       rc::gen::set(&TurnOp::throws,
                    rc::gen::map(uniform_in(0, 4), [](std::size_t x) { return x == 4; })));
@@ -164,28 +152,14 @@ struct TurnRec {
   bool other_error = false;
 };
 
-struct TurnsRecords {
+// Errors by category and the trace: turnstile_test::ErrorBook.
+struct TurnsRecords : turnstile_test::ErrorBook {
   std::deque<TurnRec> turns;          // by id
   std::vector<int> serial_calls;      // serial turn ids in call() order
   std::vector<int> serial_starts;     // serial turn ids in the order their bodies started
   std::size_t callers = 0;            // fibers, the releaser included
   std::size_t finished = 0;
   std::size_t queued_at_end = kNever, running_at_end = kNever, completed_at_end = kNever;
-  std::map<std::string, std::vector<std::string>> errors;  // by category
-  std::vector<std::string> trace;
-
-  bool ok(const std::string& category) const {
-    const auto it = errors.find(category);
-    return it == errors.end() || it->second.empty();
-  }
-  std::string dump() const {
-    std::ostringstream os;
-    for (const auto& [cat, list] : errors)
-      for (const auto& e : list) os << "  error [" << cat << "] " << e << "\n";
-    os << "  trace:\n";
-    for (const auto& t : trace) os << "    " << t << "\n";
-    return os.str();
-  }
 };
 
 struct TurnsOutcome {
@@ -217,12 +191,9 @@ class World {
   const Scheduler* strand = nullptr;
 
   void error(const std::string& category, const std::string& what) {
-    rec.errors[category].push_back("s" + std::to_string(sched_.steps()) + " " + what);
-    note("ERROR [" + category + "] " + what);
+    rec.record_error(sched_.steps(), category, what);
   }
-  void note(const std::string& what) {
-    rec.trace.push_back("s" + std::to_string(sched_.steps()) + " " + what);
-  }
+  void note(const std::string& what) { rec.record_note(sched_.steps(), what); }
   static std::string name(int id) { return "#" + std::to_string(id); }
 
   // queued() is serial calls made minus serial turns started; running() is
@@ -364,7 +335,8 @@ class World {
     }
   }
 
-  void on_resumed(int id, std::optional<int> value, std::optional<int> error_id, bool other) {
+  void on_resumed(int id, const turnstile_test::Settled<int>& settled) {
+    const auto& [value, error_id, other] = settled;
     TurnRec& r = rec.turns[static_cast<std::size_t>(id)];
     r.resumed = true;
     r.ended_at_resume = r.ended;
@@ -382,17 +354,8 @@ class World {
 };
 
 inline Task<> await_turn(World& w, int id, Task<int> t) {
-  std::optional<int> value;
-  std::optional<int> error_id;
-  bool other = false;
-  try {
-    value = co_await std::move(t);
-  } catch (const TurnError& e) {
-    error_id = e.id;
-  } catch (...) {
-    other = true;
-  }
-  w.on_resumed(id, value, error_id, other);
+  Task<turnstile_test::Settled<int>> settling = turnstile_test::settle<TurnError>(std::move(t));
+  w.on_resumed(id, co_await std::move(settling));
 }
 
 inline Task<> caller(World& w, int c, std::vector<TurnOp> ops) {

@@ -66,12 +66,14 @@ bool swap_turn_starts(Lines& l) {
   return false;
 }
 
-// A lane.turn_end moved after the next turn_start of the same lane: two turns overlap.
-bool overlap_lane_turns(Lines& l) {
+// Moves the first line `is_end` picks after the first later line `starts_after(end,
+// start)` picks: the two spans overlap. False when no such pair exists.
+template <class IsEnd, class StartsAfter>
+bool move_end_after_next_start(Lines& l, IsEnd is_end, StartsAfter starts_after) {
   for (std::size_t i = 0; i < l.size(); ++i) {
-    if (l[i]["ev"] != "lane.turn_end") continue;
+    if (!is_end(l[i])) continue;
     for (std::size_t j = i + 1; j < l.size(); ++j)
-      if (l[j]["ev"] == "lane.turn_start" && l[j]["lane"] == l[i]["lane"]) {
+      if (starts_after(l[i], l[j])) {
         json end = l[i];
         l.insert(l.begin() + static_cast<long>(j) + 1, end);
         l.erase(l.begin() + static_cast<long>(i));
@@ -79,6 +81,13 @@ bool overlap_lane_turns(Lines& l) {
       }
   }
   return false;
+}
+
+// A lane.turn_end moved after the next turn_start of the same lane: two turns overlap.
+bool overlap_lane_turns(Lines& l) {
+  return move_end_after_next_start(
+      l, [](json& e) { return e["ev"] == "lane.turn_end"; },
+      [](json& end, json& s) { return s["ev"] == "lane.turn_start" && s["lane"] == end["lane"]; });
 }
 
 // A reentrant refusal turned into an acceptance.
@@ -100,17 +109,11 @@ bool overlap_serial_turns(Lines& l) {
     if (e["ev"] == "turn.call") serial[key(e, "act", "call")] = e["mode"] == "serial";
     if (e["ev"] == "turn.reentry") serial[key(e, "act", "call")] = true;
   }
-  for (std::size_t i = 0; i < l.size(); ++i) {
-    if (l[i]["ev"] != "turn.end" || !serial[key(l[i], "act", "call")]) continue;
-    for (std::size_t j = i + 1; j < l.size(); ++j)
-      if (l[j]["ev"] == "turn.start" && l[j]["act"] == l[i]["act"] && serial[key(l[j], "act", "call")]) {
-        json end = l[i];
-        l.insert(l.begin() + static_cast<long>(j) + 1, end);
-        l.erase(l.begin() + static_cast<long>(i));
-        return true;
-      }
-  }
-  return false;
+  return move_end_after_next_start(
+      l, [&](json& e) { return e["ev"] == "turn.end" && serial[key(e, "act", "call")]; },
+      [&](json& end, json& s) {
+        return s["ev"] == "turn.start" && s["act"] == end["act"] && serial[key(s, "act", "call")];
+      });
 }
 
 // An await refusal dropped ([TURN-7.1]): the await that closes a cycle of

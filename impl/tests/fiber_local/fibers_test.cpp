@@ -19,18 +19,11 @@
 namespace {
 
 using namespace turnstile;
-using fl_test::Boom;
-using fl_test::run_schedule;
-using fl_test::Tracked;
-using fl_test::TrackedLeakCheck;
+using namespace fl_test;
 
 // Suites whose tests count Tracked values (none may be left alive).
 using FiberLocalSpawnFrames = TrackedLeakCheck;
 using FiberContextOnFibers = TrackedLeakCheck;
-
-FiberLocal<int> number("number");
-FiberLocal<std::string> who("who");
-FiberLocal<Tracked> tracked("tracked");
 
 const std::string kUnbound = "<unbound>";
 
@@ -151,8 +144,7 @@ Task<> throwing_body_probe(std::vector<std::string>* log) {
 TEST(FiberLocalTaskBody, RestoresOnThrowAfterASuspension) {
   ManualScheduler s;
   std::vector<std::string> log;
-  detach(s, throwing_body_probe(&log));
-  s.run_until_idle();
+  turnstile_test::run_detached(s, throwing_body_probe(&log));
   const std::vector<std::string> expected = {"inner 2", "caught inner, sees 1", "outer 1",
                                              "caught outer, sees -1"};
   EXPECT_EQ(log, expected);
@@ -471,8 +463,7 @@ TEST(FiberLocalHandoff, DetachedFiberStartsUnbound) {
 TEST(FiberLocalHandoff, ReadAcrossDetachReportsTheHandoffAndCapture) {
   ManualScheduler s;
   Diagnosis d;
-  detach(s, detaching_parent(&s, &d));
-  s.run_until_idle();
+  turnstile_test::run_detached(s, detaching_parent(&s, &d));
   EXPECT_NE(d.message.find("'number'"), std::string::npos) << d.message;
   EXPECT_NE(d.message.find("detach"), std::string::npos) << d.message;
   EXPECT_NE(d.message.find("Channel"), std::string::npos) << d.message;
@@ -596,8 +587,7 @@ TEST(FiberContextRun, TaskRunRestoresTheWorkerOnThrow) {
   const FiberContext ctx = number.where(4, [] { return FiberContext::capture(); });
   ManualScheduler s;
   std::vector<std::string> log;
-  detach(s, worker_runs_throwing(ctx, &log));
-  s.run_until_idle();
+  turnstile_test::run_detached(s, worker_runs_throwing(ctx, &log));
   const std::vector<std::string> expected = {"in run 4 " + kUnbound, "caught -1 worker"};
   EXPECT_EQ(log, expected);
 }
@@ -672,8 +662,7 @@ TEST(FiberContextRun, TaskFromRunCarriesTheSnapshotNotTheVariable) {
   FiberContext ctx = number.where(5, [] { return FiberContext::capture(); });
   Task<> t = ctx.run([&seen]() -> Task<> { co_await record_number(&seen); });
   ctx = number.where(6, [] { return FiberContext::capture(); });  // the variable is reused
-  detach(s, std::move(t));
-  s.run_until_idle();
+  turnstile_test::run_detached(s, std::move(t));
   EXPECT_EQ(seen, 5) << "run()'s Task read the FiberContext object when it started, not the "
                         "snapshot it was made from";
 }

@@ -11,6 +11,8 @@
 #include <utility>
 
 #include "turnstile/turnstile.hpp"
+#include "turnstile_test/outcome.hpp"
+#include "turnstile_test/schedules.hpp"
 
 // GCC 12 note. GCC 12.2 destroys twice a prvalue argument that is an
 // aggregate or a lambda closure with a non-trivially-destructible member (a
@@ -85,20 +87,14 @@ class TrackedLeakCheck : public ::testing::Test {
   }
 };
 
-struct Boom : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using turnstile_test::Boom;
 
-// Runs the ready items of `s` with a schedule chosen by the bits of `mask`: at
-// step i, bit i set runs the newest ready item, clear runs the oldest. After
-// the bits are used up (`bits` steps) it runs oldest-first until idle. Returns
-// the number of steps run.
-inline std::size_t run_schedule(turnstile::ManualScheduler& s, unsigned mask, unsigned bits) {
-  std::size_t steps = 0;
-  for (unsigned i = 0; i < bits && s.ready() > 0; ++i, ++steps) {
-    s.run_next(((mask >> i) & 1u) != 0 ? s.ready() - 1 : 0);
-  }
-  return steps + s.run_until_idle();
-}
+// Keys several files use. A key is an identity with no state of its own (the
+// bindings live in each fiber's context), so tests in different files may share it.
+inline const turnstile::FiberLocal<int> number("number");
+inline const turnstile::FiberLocal<std::string> who("who");
+inline const turnstile::FiberLocal<Tracked> tracked("tracked");
+
+using turnstile_test::run_schedule;
 
 }  // namespace fl_test

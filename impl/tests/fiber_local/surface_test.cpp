@@ -20,17 +20,13 @@
 namespace {
 
 using namespace turnstile;
-using fl_test::Boom;
-using fl_test::Tracked;
-using fl_test::TrackedLeakCheck;
+using namespace fl_test;
 
 // Suites whose tests count Tracked values (none may be left alive).
 using FiberContextCapture = TrackedLeakCheck;
 using FiberLocalLifetime = TrackedLeakCheck;
 
-FiberLocal<int> number("number");
 FiberLocal<std::string> text("text");
-FiberLocal<Tracked> tracked("tracked");
 
 // ------------------------------------------------------------------ keys
 

@@ -32,8 +32,8 @@ FiberLocal<int> own("own");                    // the task's own key
 FiberLocal<int> outer("outer");                // another key, bound around the making or the await
 FiberLocal<int> maker_only("maker_only");      // bound only on the fiber that makes the task
 FiberLocal<int> awaiter_only("awaiter_only");  // bound only on the fiber that awaits it
-FiberLocal<std::string> who("who");
-FiberLocal<Tracked> tracked("tracked");
+using fl_test::tracked;
+using fl_test::who;
 
 // "<label> own=5 outer=-1 ...": what the current fiber sees (-1: unbound).
 std::string seen(const std::string& label) {
@@ -68,8 +68,7 @@ Task<> made_in_outer_where_awaited_after(std::vector<std::string>* log) {
 TEST(WhereTaskBinding, MadeInsideAnotherKeysWhereAndAwaitedAfterItSeesOnlyItsOwnKey) {
   ManualScheduler s;
   std::vector<std::string> log;
-  detach(s, made_in_outer_where_awaited_after(&log));
-  s.run_until_idle();
+  turnstile_test::run_detached(s, made_in_outer_where_awaited_after(&log));
   const std::vector<std::string> expected = {
       "made own=-1 outer=-1 maker_only=-1 awaiter_only=-1",  // making pushed nothing
       "start own=5 outer=-1 maker_only=-1 awaiter_only=-1",  // outer's where is over
@@ -94,8 +93,7 @@ Task<> made_in_outer_where_awaited_under_another(std::vector<std::string>* log) 
 TEST(WhereTaskBinding, MadeInsideAnotherKeysWhereSeesThatKeyOnlyAsBoundAtTheAwait) {
   ManualScheduler s;
   std::vector<std::string> log;
-  detach(s, made_in_outer_where_awaited_under_another(&log));
-  s.run_until_idle();
+  turnstile_test::run_detached(s, made_in_outer_where_awaited_under_another(&log));
   const std::vector<std::string> expected = {
       "start own=5 outer=2 maker_only=-1 awaiter_only=-1",  // the await's outer, not the making's
       "after yield own=5 outer=2 maker_only=-1 awaiter_only=-1",
@@ -275,14 +273,12 @@ TEST(WhereTaskRunPosition, ARunTaskMadeInATurnAndStartedOutsideIsNotInTheTurn) {
     });
     co_return;
   });
-  detach(ms, std::move(made));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, std::move(made));
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(a.running(), 0u) << "the turn that made the task has ended";
 
   RunProbe after;
-  detach(ms, await_task(&t, &after));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, await_task(&t, &after));
   EXPECT_EQ(inside.who, "in-turn");  // [FL-3.5] the snapshot's binding
   EXPECT_EQ(inside.activation, nullptr) << "turn " << inside.method << " travelled in the task";
   EXPECT_EQ(after.who, "<unbound>");
@@ -306,8 +302,7 @@ TEST(WhereTaskRunPosition, ARunTaskMadeOutsideAndStartedInATurnKeepsTheTurn) {
     Task<> awaiting = await_task(&t, &after);  // GCC 12: no temporary Task in a co_await operand
     co_await std::move(awaiting);
   });
-  detach(ms, std::move(start));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, std::move(start));
   EXPECT_EQ(inside.who, "outside");  // [FL-3.5] the snapshot's binding
   EXPECT_EQ(inside.activation, &a.id()) << "[FL-3.8] the running fiber's turn is kept";
   EXPECT_EQ(inside.method, "start");
@@ -329,8 +324,7 @@ TEST(WhereTaskRunPosition, ARunTaskMadeInALaneTurnAndStartedAfterItIsNotOnTheLan
   ms.run_until_idle();
   ASSERT_TRUE(t.has_value());
   RunProbe after;
-  detach(ms, await_task(&t, &after));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, await_task(&t, &after));
   EXPECT_EQ(inside.lane, nullptr) << "[FL-3.8] the lane turn did not travel in the task";
   EXPECT_EQ(after.lane, nullptr);
 }

@@ -70,8 +70,7 @@ TEST(LaneGate, WaitersAreServedFifoAndResumedPostedNotInline) {
   std::optional<Gate::Holder> h1, h2, h3;
   detach(ms, take_and_log(gate, log, 1, h1));
   detach(ms, take_and_log(gate, log, 2, h2));
-  detach(ms, take_and_log(gate, log, 3, h3));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, take_and_log(gate, log, 3, h3));
   EXPECT_EQ(gate.waiting(), 3u);
   EXPECT_FALSE(gate.try_acquire().has_value());  // held; and waiters are never overtaken
 
@@ -137,8 +136,8 @@ TEST(LaneGate, OwnershipSettledInsideTheGateStaysValidAfterIt) {
   int generation = 0;
   std::vector<int> acted;
   for (int i = 0; i < 3; ++i) detach(ms, settle_then_act(gate, generation, acted));
-  lt::Lcg rng(7);
-  lt::drive_random(ms, rng);
+  turnstile_test::Lcg rng(7);
+  turnstile_test::run_random(ms, rng);
   std::sort(acted.begin(), acted.end());
   EXPECT_EQ(acted, (std::vector<int>{1, 2, 3}));
 }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -13,12 +14,13 @@
 #include <vector>
 
 #include "lane_support.hpp"
+#include "turnstile_test/on_schedulers.hpp"
 #include "turnstile/turnstile.hpp"
 
 namespace {
 
 using namespace turnstile;
-using lt::Lcg;
+using turnstile_test::Lcg;
 
 // ----------------------------------------------------------------- [LANE-5.1]
 
@@ -66,18 +68,15 @@ TEST(LaneGuarantees, TryPostTurnsNeverOverlapEither) {
   ThreadPool pool(4);
   StateLane lane("exclusion-post", pool);
   ExclusionProbe p;
-  std::vector<std::thread> producers;
-  for (int t = 0; t < 3; ++t)
-    producers.emplace_back([&] {
-      for (int i = 0; i < 1000; ++i)
-        ASSERT_TRUE(lane.try_post([&p] {
-          const int now = p.in_turn.fetch_add(1) + 1;
-          if (now > p.max_in_turn.load()) p.max_in_turn.store(now);
-          ++p.total;
-          p.in_turn.fetch_sub(1);
-        }));
-    });
-  for (auto& t : producers) t.join();
+  turnstile_test::run_threads(3, [&](int) {
+    for (int i = 0; i < 1000; ++i)
+      ASSERT_TRUE(lane.try_post([&p] {
+        const int now = p.in_turn.fetch_add(1) + 1;
+        if (now > p.max_in_turn.load()) p.max_in_turn.store(now);
+        ++p.total;
+        p.in_turn.fetch_sub(1);
+      }));
+  });
   sync_wait(lane.close());
   EXPECT_EQ(p.max_in_turn.load(), 1);
   EXPECT_EQ(p.total, 3000);
@@ -110,7 +109,7 @@ TEST(LaneGuarantees, FifoAcrossThreeSubmittersUnderManySchedules) {
     std::vector<int> submitted, executed;
     for (int id = 1; id <= 3; ++id) detach(ms, submitter(lane, id, 8, submitted, executed));
     Lcg rng(seed);
-    lt::drive_random(ms, rng);
+    turnstile_test::run_random(ms, rng);
     ASSERT_EQ(executed.size(), 24u) << "seed " << seed;
     EXPECT_EQ(executed, submitted) << "seed " << seed;
   }
@@ -162,16 +161,8 @@ TEST(LaneGuarantees, ThrowIfReentrantThrowsOnlyOnItsOwnLane) {
   EXPECT_NO_THROW(lane.throw_if_reentrant());  // plain thread: not on any lane
   bool own = false, foreign = false;
   ASSERT_TRUE(lane.try_post([&] {
-    try {
-      lane.throw_if_reentrant();
-    } catch (const LaneReentrancyError&) {
-      own = true;
-    }
-    try {
-      other.throw_if_reentrant();
-    } catch (const LaneReentrancyError&) {
-      foreign = true;
-    }
+    own = turnstile_test::throws<LaneReentrancyError>([&] { lane.throw_if_reentrant(); });
+    foreign = turnstile_test::throws<LaneReentrancyError>([&] { other.throw_if_reentrant(); });
   }));
   ms.run_until_idle();
   EXPECT_TRUE(own);
@@ -361,13 +352,41 @@ TEST(LaneGuarantees, RunQueuesBeforeItReturns) {
   EXPECT_EQ(got, 1);
 }
 
+// On every scheduler: the lane's drain runs on whichever carrier takes it, and an
+// awaiter resumes on whichever carrier its continuation is posted to.
+class LaneOnSchedulers : public turnstile_test::OnSchedulers {};
+TURNSTILE_TEST_ON_SCHEDULERS(LaneOnSchedulers);
+
+// One submitter mixing awaited run() and try_post(): its items run in submission
+// order, wherever its awaits resume.
+Task<> submit_in_order(StateLane& lane, std::vector<int>& executed, int n) {
+  for (int i = 0; i < n; ++i) {
+    auto item = [&executed, i] { executed.push_back(i); };
+    if (i % 2 == 0) {
+      co_await lane.run(item);
+    } else {
+      EXPECT_TRUE(lane.try_post(item));
+    }
+  }
+}
+
+// spec: [LANE-5.2]
+TEST_P(LaneOnSchedulers, OneSubmittersItemsRunInSubmissionOrder) {
+  StateLane lane("ordered", sched());
+  std::vector<int> executed;  // owned by the lane
+  run(submit_in_order(lane, executed, 100));
+  run(lane.close());
+  std::vector<int> submitted(100);
+  std::iota(submitted.begin(), submitted.end(), 0);
+  EXPECT_EQ(executed, submitted);
+}
+
 // spec: [LANE-5.8]
-TEST(LaneGuarantees, ADroppedRunTaskStillRuns) {
-  ManualScheduler ms;
-  StateLane lane("dropped", ms);
+TEST_P(LaneOnSchedulers, ADroppedRunTaskStillRuns) {
+  StateLane lane("dropped", sched());
   bool ran = false;
   { auto t = lane.run([&] { ran = true; }); }  // dropped without awaiting
-  ms.run_until_idle();
+  run(lane.close());                           // every accepted item has run
   EXPECT_TRUE(ran);
 }
 
@@ -511,17 +530,16 @@ TEST(LaneSurface, FailureReachesTheAwaiterAndTheLaneGoesOn) {
 }
 
 // spec: [LANE-7.5]
-TEST(LaneSurface, TryPostFailureGoesToTheErrorHandler) {
-  ManualScheduler ms;
-  StateLane lane("posted", ms);
-  std::vector<std::string> seen;
+TEST_P(LaneOnSchedulers, TryPostFailureGoesToTheErrorHandler) {
+  StateLane lane("posted", sched());
+  std::vector<std::string> seen;  // written inside turns: one at a time
   lane.set_error_handler([&](const StateLane& l, std::exception_ptr e) {
-    seen.push_back(l.name() + ": " + lt::what_of(e));
+    seen.push_back(l.name() + ": " + turnstile_test::what(e));
   });
   bool next_ran = false;
   ASSERT_TRUE(lane.try_post([] { throw std::runtime_error("posted boom"); }));
   ASSERT_TRUE(lane.try_post([&] { next_ran = true; }));
-  ms.run_until_idle();
+  run(lane.close());
   EXPECT_EQ(seen, (std::vector<std::string>{"posted: posted boom"}));
   EXPECT_TRUE(next_ran);
 }
@@ -578,14 +596,11 @@ TEST(LaneSurface, CloseRunsEverythingAcceptedThenCompletes) {
 }
 
 // spec: [LANE-7.6]
-TEST(LaneSurface, CloseOfAnIdleLaneCompletesAtOnceAndCloseAfterCloseToo) {
-  ManualScheduler ms;
-  StateLane lane("idle-close", ms);
+TEST_P(LaneOnSchedulers, CloseOfAnIdleLaneCompletesAtOnceAndCloseAfterCloseToo) {
+  StateLane lane("idle-close", sched());
   std::vector<std::string> log;
-  detach(ms, close_and_mark(lane, log, "first"));
-  ms.run_until_idle();
-  detach(ms, close_and_mark(lane, log, "again"));
-  ms.run_until_idle();
+  run(close_and_mark(lane, log, "first"));
+  run(close_and_mark(lane, log, "again"));
   EXPECT_EQ(log, (std::vector<std::string>{"first", "again"}));
 }
 
@@ -651,17 +666,16 @@ TEST(LaneSurface, AwaiterOfTheLastRunMayDestroyTheLaneAtTheStepBudget) {
 // ----------------------------------------------------------------- [LANE-7.7]
 
 // spec: [LANE-7.7]
-TEST(LaneSurface, TryPostFromItsOwnTurnQueuesBehindAndNeverDeadlocks) {
-  ThreadPool pool(2);
-  StateLane lane("self-post", pool);
+TEST_P(LaneOnSchedulers, TryPostFromItsOwnTurnQueuesBehindAndNeverDeadlocks) {
+  StateLane lane("self-post", sched());
   std::vector<int> log;
   Task<> t = lane.run([&] {
     log.push_back(1);
     EXPECT_TRUE(lane.try_post([&] { log.push_back(3); }));  // not reentrant: nothing waits
     log.push_back(2);
   });
-  sync_wait(std::move(t));
-  sync_wait(lane.close());  // drains the self-posted item
+  run(std::move(t));
+  run(lane.close());  // drains the self-posted item
   EXPECT_EQ(log, (std::vector<int>{1, 2, 3}));
 }
 

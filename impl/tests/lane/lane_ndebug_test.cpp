@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "turnstile/turnstile.hpp"
+#include "turnstile_test/outcome.hpp"
 
 namespace {
 
@@ -19,17 +20,9 @@ TEST(LaneSurfaceRelease, ReentrancyCheckIsOnWithNdebug) {
   StateLane lane("release-mode", ms);
   bool run_threw = false, check_threw = false;
   ASSERT_TRUE(lane.try_post([&] {
-    try {
-      auto t = lane.run([] { return 0; });  // instantiated in this NDEBUG unit
-      (void)t;
-    } catch (const LaneReentrancyError&) {
-      run_threw = true;
-    }
-    try {
-      lane.throw_if_reentrant();
-    } catch (const LaneReentrancyError&) {
-      check_threw = true;
-    }
+    // lane.run is instantiated in this NDEBUG unit.
+    run_threw = turnstile_test::throws<LaneReentrancyError>([&] { (void)lane.run([] { return 0; }); });
+    check_threw = turnstile_test::throws<LaneReentrancyError>([&] { lane.throw_if_reentrant(); });
   }));
   ms.run_until_idle();
   EXPECT_TRUE(run_threw);

@@ -23,7 +23,7 @@
 namespace {
 
 using namespace turnstile;
-using lt::Lcg;
+using turnstile_test::Lcg;
 
 // ----------------------------------------------------------------- [LANE-3.1]
 
@@ -56,33 +56,30 @@ Task<> snapshot_then_act(StateLane& lane, std::string& owner, std::vector<std::s
   }
 }
 
+// Fibers "a" and "b" both run `shape` on one lane, under the random schedule of
+// `seed`; returns who acted (and, through `owner`, who holds the claim).
+template <class Shape>
+std::vector<std::string> race(Shape shape, std::uint64_t seed, std::string& owner) {
+  ManualScheduler ms;
+  StateLane lane("routes", ms);
+  std::vector<std::string> acted;
+  detach(ms, shape(lane, owner, acted, "a"));
+  detach(ms, shape(lane, owner, acted, "b"));
+  Lcg rng(seed);
+  turnstile_test::run_random(ms, rng);
+  return acted;
+}
+
 // spec: [LANE-3.1]
 TEST(LaneProhibitedShape, ClaimInsideTheTurnNeverActsTwice) {
   bool snapshot_shape_went_wrong = false;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
-    {
-      ManualScheduler ms;
-      StateLane lane("routes", ms);
-      std::string owner;
-      std::vector<std::string> acted;
-      detach(ms, claim_then_act(lane, owner, acted, "a"));
-      detach(ms, claim_then_act(lane, owner, acted, "b"));
-      Lcg rng(seed);
-      lt::drive_random(ms, rng);
-      ASSERT_EQ(acted.size(), 1u) << "seed " << seed;
-      EXPECT_EQ(acted.front(), owner);
-    }
-    {
-      ManualScheduler ms;
-      StateLane lane("routes-snapshot", ms);
-      std::string owner;
-      std::vector<std::string> acted;
-      detach(ms, snapshot_then_act(lane, owner, acted, "a"));
-      detach(ms, snapshot_then_act(lane, owner, acted, "b"));
-      Lcg rng(seed);
-      lt::drive_random(ms, rng);
-      if (acted.size() != 1) snapshot_shape_went_wrong = true;
-    }
+    std::string owner;
+    const std::vector<std::string> acted = race(claim_then_act, seed, owner);
+    ASSERT_EQ(acted.size(), 1u) << "seed " << seed;
+    EXPECT_EQ(acted.front(), owner);
+    std::string snapshot_owner;
+    if (race(snapshot_then_act, seed, snapshot_owner).size() != 1) snapshot_shape_went_wrong = true;
   }
   // The check can fail: the prohibited shape acts twice under some schedule.
   EXPECT_TRUE(snapshot_shape_went_wrong);
@@ -116,8 +113,7 @@ TEST(LaneProhibitedShape, LongWaitsHappenOutsideTheTurnAndDoNotHoldTheLane) {
   int state = 0;
   Event external;
   bool finished = false;
-  detach(ms, claim_then_wait_outside(lane, state, external, finished));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, claim_then_wait_outside(lane, state, external, finished));
   EXPECT_EQ(state, 1);
   EXPECT_FALSE(finished);
   // While the fiber waits, the lane serves other turns.
@@ -160,21 +156,18 @@ class RouteRegistry {
 // spec: [LANE-4.1]
 TEST(LaneClassification, C1PureLookupRegistryOnAConcurrentMap) {
   RouteRegistry registry;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&registry, t] {
-      for (int i = 0; i < 500; ++i) {
-        const int key = t * 1000 + i;
-        registry.add(key, key + 1);
-        // get then remove are two separate atomic operations; no invariant
-        // spans them, so nothing can break between them.
-        if (i % 2 == 0) {
-          EXPECT_EQ(registry.get(key), key + 1);
-          EXPECT_TRUE(registry.remove(key));
-        }
+  turnstile_test::run_threads(4, [&registry](int t) {
+    for (int i = 0; i < 500; ++i) {
+      const int key = t * 1000 + i;
+      registry.add(key, key + 1);
+      // get then remove are two separate atomic operations; no invariant
+      // spans them, so nothing can break between them.
+      if (i % 2 == 0) {
+        EXPECT_EQ(registry.get(key), key + 1);
+        EXPECT_TRUE(registry.remove(key));
       }
-    });
-  for (auto& th : threads) th.join();
+    }
+  });
   for (int t = 0; t < 4; ++t)
     for (int i = 0; i < 500; ++i)
       EXPECT_EQ(registry.get(t * 1000 + i).has_value(), i % 2 == 1);
@@ -231,7 +224,7 @@ TEST(LaneClassification, C2CrossInvariantNeedsTheLaneNotPerMapLocks) {
     detach(ms, writer(table, 1));
     detach(ms, reader(table, checks));
     Lcg rng(seed);
-    lt::drive_random(ms, rng);
+    turnstile_test::run_random(ms, rng);
     ASSERT_EQ(checks.size(), 8u);
     for (bool ok : checks) EXPECT_TRUE(ok) << "seed " << seed;
   }
@@ -248,12 +241,9 @@ struct SendCounter {
 TEST(LaneClassification, C3CounterIsAnAtomic) {
   static_assert(std::atomic<long>::is_always_lock_free);
   SendCounter counter;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&] {
-      for (int i = 0; i < 10000; ++i) counter.sent.fetch_add(1, std::memory_order_relaxed);
-    });
-  for (auto& th : threads) th.join();
+  turnstile_test::run_threads(4, [&](int) {
+    for (int i = 0; i < 10000; ++i) counter.sent.fetch_add(1, std::memory_order_relaxed);
+  });
   EXPECT_EQ(counter.sent.load(), 40000);
 }
 
@@ -335,8 +325,7 @@ TEST(LaneBindingTable, BindRebindUnbindKeepBothMapsInStep) {
   ManualScheduler ms;
   BindingTable table("bindings", ms);
   std::vector<std::string> log;
-  detach(ms, table_basics(table, log));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, table_basics(table, log));
   EXPECT_EQ(log, (std::vector<std::string>{"bound", "refused", "refused", "none", "none", "a2", "s1",
                                            "none", "unbound", "absent", "0", "consistent",
                                            "closed"}));
@@ -423,11 +412,7 @@ TEST(LaneReentrancyKinds, AContextRunInsideATurnKeepsTheMarker) {
   ASSERT_TRUE(lane.try_post([&] {
     outside.run([&] {
       EXPECT_EQ(StateLane::current(), &lane);
-      try {
-        (void)lane.run([] {});
-      } catch (const LaneReentrancyError&) {
-        refused = true;
-      }
+      refused = turnstile_test::throws<LaneReentrancyError>([&] { (void)lane.run([] {}); });
     });
     EXPECT_EQ(StateLane::current(), &lane);
   }));
@@ -564,8 +549,7 @@ TEST(LaneReentrancyKinds, Kind3WithAVoidCallbackAndAVoidSettle) {
         }
       });
   static_assert(std::is_same_v<decltype(t), Task<>>);
-  detach(ms, [](Task<> task) -> Task<> { co_await std::move(task); }(std::move(t)));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, [](Task<> task) -> Task<> { co_await std::move(task); }(std::move(t)));
   EXPECT_EQ(log, (std::vector<std::string>{"A", "B"}));
   EXPECT_EQ(error, "callback failed");
 }

@@ -66,7 +66,7 @@ TEST(LaneVerification, Item8_2_SubmissionOrder) {
   }
   // Across threads: a_i is submitted before b_i is (a latch orders them), so a_i
   // runs first.
-  std::vector<lt::Latch> after_a(40);
+  std::vector<turnstile_test::Gate> after_a(40);
   std::thread a([&] {
     for (int i = 0; i < 40; ++i) {
       ASSERT_TRUE(lane.try_post([&executed, i] { executed.push_back("a" + std::to_string(i)); }));
@@ -115,8 +115,7 @@ TEST(LaneVerification, Item8_3_ClosedLaneFailsFast) {
   ManualScheduler ms;
   StateLane lane("closed-lane", ms);
   std::vector<std::string> log;
-  detach(ms, closed_lane_attempts(lane, log));
-  ms.run_until_idle();
+  turnstile_test::run_detached(ms, closed_lane_attempts(lane, log));
   ASSERT_EQ(log.size(), 2u);
   EXPECT_EQ(log[0].rfind("run refused: ", 0), 0u) << log[0];
   EXPECT_NE(log[0].find("'closed-lane'"), std::string::npos) << log[0];
@@ -161,7 +160,7 @@ Task<> prefix_retry(StateLane& lane, std::vector<std::string>& log) {
   co_await lane.run([&log] { log.push_back("prefix: re-entered"); });
 }
 
-Task<> concurrent_prefix(StateLane& lane, lt::Latch& queued, bool& reentered) {
+Task<> concurrent_prefix(StateLane& lane, turnstile_test::Gate& queued, bool& reentered) {
   // Starts on another carrier while the original turn may still be running.
   Task<> t = lane.run([&reentered] { reentered = true; });  // no false reentrancy error
   queued.open();
@@ -193,7 +192,7 @@ TEST(LaneVerification, Item8_5_LongRunningReentersNormally) {
     // running (the turn waits until the prefix has queued its entry).
     ThreadPool pool(2);
     StateLane lane("retrying-pool", pool);
-    lt::Latch queued;
+    turnstile_test::Gate queued;
     bool reentered = false;
     sync_wait(lane.run([&] {
       detach(pool, concurrent_prefix(lane, queued, reentered));
@@ -255,8 +254,8 @@ TEST(LaneVerification, Item8_6_CallbacksOutsideSeePriorTransitions) {
     std::pair<std::string, int> seen;
     detach(ms, racing_observer(s, window_open, observed, seen));
     detach(ms, callback_window(s, window_open, observed, result, lane_in_callback));
-    lt::Lcg rng(seed);
-    lt::drive_random(ms, rng);
+    turnstile_test::Lcg rng(seed);
+    turnstile_test::run_random(ms, rng);
     EXPECT_EQ(lane_in_callback, nullptr);  // the callback ran outside the turn
     EXPECT_EQ(seen, std::make_pair(std::string("opening"), 1)) << "seed " << seed;
     EXPECT_EQ(result, "accepted#1");
@@ -288,8 +287,7 @@ TEST(LaneVerification, Item8_7_CompletionInsideTurnNoFalseReentrancy) {
     bool entered_after_event = false, entered_after_promise = false;
     int value = 0;
     detach(ms, event_waiter(lane, ev, seen, entered_after_event));
-    detach(ms, promise_waiter(lane, p, value, entered_after_promise));
-    ms.run_until_idle();  // both wait
+    turnstile_test::run_detached(ms, promise_waiter(lane, p, value, entered_after_promise));  // both wait
     ASSERT_TRUE(lane.try_post([&] {
       ev.set();  // completion signalled inside the turn
       p.set_value(17);
@@ -400,8 +398,8 @@ TEST(LaneVerification, Item8_9_GateHolderWaitsForLane) {
     detach(ms, lane_traffic(lane, b, 3));
     detach(ms, gate_then_lane(gate, lane, a, 2));
     detach(ms, gate_then_lane(gate, lane, a, 2));
-    lt::Lcg rng(3);
-    lt::drive_random(ms, rng);
+    turnstile_test::Lcg rng(3);
+    turnstile_test::run_random(ms, rng);
     EXPECT_EQ(a, 4);
     EXPECT_EQ(b, 3);
     EXPECT_FALSE(gate.is_held());

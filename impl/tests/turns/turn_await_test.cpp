@@ -11,6 +11,7 @@
 
 #include "turns_support.hpp"
 #include "turnstile/turnstile.hpp"
+#include "turnstile_test/threads.hpp"
 
 namespace {
 
@@ -21,10 +22,8 @@ using namespace std::chrono_literals;
 // spec: [TURN-4.1]
 TEST(TurnAwaitHoldsTheLane, OnlyThisActivationsSerialCallsWait) {
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"read"};
   Activation<int> quotes("quotes", 0, {}, ms);
-  Activation<int> cart("cart", 0, opts, ms);
+  Activation<int> cart("cart", 0, interleaving({"read"}), ms);
   Activation<int> other("other-cart", 0, {}, ms);
   Event io;  // the slow operation
 
@@ -69,18 +68,13 @@ TEST(TurnAwaitHoldsTheLane, OnlyThisActivationsSerialCallsWait) {
 class SlowTurn : public ::testing::Test {
  protected:
   ActivationOptions options(std::chrono::nanoseconds threshold = 100ms) {
-    ActivationOptions o;
-    o.slow_turn = threshold;
-    o.clock = clock.fn();
-    o.on_slow_turn = [this](const std::string& id, const std::string& method,
-                            std::chrono::nanoseconds elapsed) {
+    const auto record = [this](const std::string& id, const std::string& method,
+                               std::chrono::nanoseconds elapsed) {
       reports.push_back({id, method, elapsed});
     };
+    ActivationOptions o = slow_after(threshold, record);
+    o.clock = clock.fn();
     return o;
-  }
-  // A turn that holds until `e` is set.
-  static auto held_by(Event& e) {
-    return [&e](TurnContext<int>&) -> Task<> { co_await e.wait(); };
   }
 
   ManualScheduler ms;
@@ -92,9 +86,7 @@ class SlowTurn : public ::testing::Test {
 TEST_F(SlowTurn, ReportedOnceByCheckAndNotAgainAtSettle) {
   Activation<int> a("slow/1", 0, options(), ms);
   Event hold;
-  (void)a.call("checkout", held_by(hold));
-  ms.run_until_idle();
-
+  start_held(ms, a, "checkout", hold);
   clock.advance(60ms);
   a.check_slow_turns();
   EXPECT_TRUE(reports.empty());  // 60 ms: not slow yet
@@ -122,8 +114,7 @@ TEST_F(SlowTurn, ReportedOnceByCheckAndNotAgainAtSettle) {
 TEST_F(SlowTurn, ReportedAtSettleWhenNobodyChecked) {
   Activation<int> a("slow/2", 0, options(), ms);
   Event hold;
-  (void)a.call("export", held_by(hold));
-  ms.run_until_idle();
+  start_held(ms, a, "export", hold);
   clock.advance(250ms);
   EXPECT_TRUE(reports.empty());  // the watchdog runs on the scheduler's clock, which did not move
   hold.set();
@@ -187,14 +178,12 @@ TEST_F(SlowTurn, DefaultThresholdIsFiveSeconds) {
   o.slow_turn = ActivationOptions{}.slow_turn;
   Activation<int> a("slow/5", 0, o, ms);
   Event h1, h2;
-  (void)a.call("under", held_by(h1));
-  ms.run_until_idle();
+  start_held(ms, a, "under", h1);
   clock.advance(4900ms);
   h1.set();
   ms.run_until_idle();
   EXPECT_TRUE(reports.empty());
-  (void)a.call("over", held_by(h2));
-  ms.run_until_idle();
+  start_held(ms, a, "over", h2);
   clock.advance(5100ms);
   h2.set();
   ms.run_until_idle();
@@ -208,8 +197,7 @@ TEST_F(SlowTurn, DefaultHandlerWarnsOnStderr) {
   o.on_slow_turn = nullptr;
   Activation<int> a("cart/user-42", 0, o, ms);
   Event hold;
-  (void)a.call("checkout", held_by(hold));
-  ms.run_until_idle();
+  start_held(ms, a, "checkout", hold);
   clock.advance(1500ms);
   ::testing::internal::CaptureStderr();
   a.check_slow_turns();
@@ -262,8 +250,7 @@ TEST_F(SlowTurn, AHandlerMayCallBackIntoTheHost) {
   };
   auto& a = host.activate<int>("a", 0, o);
   Event hold;
-  (void)a.call("m", held_by(hold));
-  ms.run_until_idle();
+  start_held(ms, a, "m", hold);
   clock.advance(1s);
   host.check_slow_turns();
   ASSERT_EQ(seen.size(), 1u);
@@ -281,13 +268,12 @@ TEST(SlowTurnPool, CheckFromAnotherThreadWhileTurnsSettle) {
   ThreadPool pool(4);
   FakeClock clock;
   std::atomic<int> reported{0};
-  ActivationOptions o;
-  o.slow_turn = 1ms;
-  o.clock = clock.fn();
-  o.on_slow_turn = [&](const std::string&, const std::string& method, std::chrono::nanoseconds) {
+  const auto report = [&](const std::string&, const std::string& method, std::chrono::nanoseconds) {
     EXPECT_EQ(method.substr(0, 4), "turn");
     reported.fetch_add(1);
   };
+  ActivationOptions o = slow_after(1ms, report);
+  o.clock = clock.fn();
   Activation<int> a("raced", 0, o, pool);
   constexpr int kTurns = 300;
   std::vector<Task<>> calls;
@@ -298,13 +284,10 @@ TEST(SlowTurnPool, CheckFromAnotherThreadWhileTurnsSettle) {
       ++ctx.state();
     }));
   }
-  std::atomic<bool> stop{false};
-  std::thread checker([&] {
-    while (!stop.load()) a.check_slow_turns();
-  });
-  for (auto& t : calls) sync_wait(std::move(t));
-  stop.store(true);
-  checker.join();
+  {
+    const turnstile_test::Repeat checker([&] { a.check_slow_turns(); });  // races the settles
+    for (auto& t : calls) sync_wait(std::move(t));
+  }
   EXPECT_EQ(reported.load(), kTurns);
   EXPECT_EQ(a.slow_turns(), static_cast<std::uint64_t>(kTurns));
 }
@@ -371,9 +354,7 @@ TEST(TurnThreeWaysOut, TwoMoveTheSlowCallIntoATaskAndComeBackWithATurn) {
 // spec: [TURN-4.3] [TURN-3.3]
 TEST(TurnThreeWaysOut, ThreeLetTheReadInterleave) {
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"total"};
-  Activation<int> cart("cart", 7, opts, ms);
+  Activation<int> cart("cart", 7, interleaving({"total"}), ms);
   Event io;
   Outcome<void> slow_write;
   Outcome<int> total;

@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "turns_support.hpp"
 #include "turnstile/turnstile.hpp"
+#include "turnstile_test/on_schedulers.hpp"
 
 namespace {
 
@@ -97,9 +99,7 @@ auto stepper(Log& log, Probe& probe, std::string name, int steps, bool serial) {
 // spec: [TURN-1.2] [TURN-3.1] [TURN-3.2]
 TEST(TurnWhatATurnIs, StepsRunOneAtATimeAndInterleaveOnlyAtAwaits) {
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"peek"};
-  Activation<int> a("steps", 0, opts, ms);
+  Activation<int> a("steps", 0, interleaving({"peek"}), ms);
   Log log;
   Probe probe;
   Outcome<void> w1, w2, peek;
@@ -172,9 +172,7 @@ Task<> hammer_all(Activation<Counter>& a, Probe& probe, int fibers, int calls) {
 // spec: [TURN-1.2] [TURN-3.1] [TURN-3.2]
 TEST(TurnWhatATurnIs, SerialTurnsNeverOverlapOnAFourCarrierPool) {
   ThreadPool pool(4);
-  ActivationOptions opts;
-  opts.interleaved_methods = {"peek"};
-  Activation<Counter> a("stress", Counter{}, opts, pool);
+  Activation<Counter> a("stress", Counter{}, interleaving({"peek"}), pool);
   Probe probe;
   constexpr int kFibers = 8, kCalls = 200;
   sync_wait(pool, hammer_all(a, probe, kFibers, kCalls));
@@ -261,6 +259,31 @@ TEST(TurnChain, ArrivalOrderIsCallOrderEvenWhenAwaitedInReverse) {
   EXPECT_EQ(*a.snapshot(), (std::vector<int>{0, 1, 2, 3, 4, 5}));
 }
 
+// On every scheduler: serial turns hop between carriers at their awaits, and
+// still run one at a time in arrival order.
+class TurnChainOnSchedulers : public turnstile_test::OnSchedulers {};
+TURNSTILE_TEST_ON_SCHEDULERS(TurnChainOnSchedulers);
+
+// Calls made at once, each turn suspending a few times, awaited newest first: each
+// turn starts after the one before it settled, whatever carrier runs it.
+// spec: [TURN-2.2] [TURN-3.1]
+TEST_P(TurnChainOnSchedulers, TurnsRunInArrivalOrderWhateverOrderTheyAreAwaitedIn) {
+  constexpr int kCalls = 12;
+  Activation<std::vector<int>> a("fifo", {}, {}, sched());
+  std::vector<Task<int>> tasks;
+  for (int i = 0; i < kCalls; ++i) {
+    tasks.push_back(a.call("m" + std::to_string(i), [i](TurnContext<std::vector<int>>& ctx) -> Task<int> {
+      for (int k = 0; k < i % 3; ++k) co_await yield();
+      ctx.state().push_back(i);
+      co_return i;
+    }));
+  }
+  for (int i = kCalls - 1; i >= 0; --i) EXPECT_EQ(run(std::move(tasks[static_cast<std::size_t>(i)])), i);
+  std::vector<int> arrival(kCalls);
+  std::iota(arrival.begin(), arrival.end(), 0);
+  EXPECT_EQ(*a.snapshot(), arrival);
+}
+
 // spec: [TURN-2.2]
 TEST(TurnChain, CallKeepsACapturingBodyAliveUntilItsTurnSettles) {
   ManualScheduler ms;
@@ -287,19 +310,17 @@ TEST(TurnChain, CallKeepsACapturingBodyAliveUntilItsTurnSettles) {
 }
 
 // spec: [TURN-2.2]
-TEST(TurnChain, ANeverAwaitedCallStillRunsInItsPlace) {
-  ManualScheduler ms;
-  Activation<std::vector<int>> a("dropped", {}, {}, ms);
+TEST_P(TurnChainOnSchedulers, ANeverAwaitedCallStillRunsInItsPlace) {
+  Activation<std::vector<int>> a("dropped", {}, {}, sched());
   (void)a.call("one", [](TurnContext<std::vector<int>>& ctx) -> Task<> {
     ctx.state().push_back(1);
     co_return;
   });  // the Task is dropped at once
-  Outcome<void> two;
-  collect(ms, a.call("two", [](TurnContext<std::vector<int>>& ctx) -> Task<> {
-    ctx.state().push_back(2);
-    co_return;
-  }), two);
-  ms.run_until_idle();
+  const Outcome<void> two = run(turnstile_test::outcome_of(a.call(
+      "two", [](TurnContext<std::vector<int>>& ctx) -> Task<> {
+        ctx.state().push_back(2);
+        co_return;
+      })));
   EXPECT_TRUE(two.done);
   EXPECT_EQ(*a.snapshot(), (std::vector<int>{1, 2}));
 }
@@ -307,9 +328,7 @@ TEST(TurnChain, ANeverAwaitedCallStillRunsInItsPlace) {
 // spec: [TURN-2.3]
 TEST(TurnChain, QueuedCountsSerialCallsWaitingAtEachStep) {
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"peek"};
-  Activation<int> a("q", 0, opts, ms);
+  Activation<int> a("q", 0, interleaving({"peek"}), ms);
   Event e1, e2, e3;
   auto waits_on = [](Event& e) {
     return [&e](TurnContext<int>& ctx) -> Task<> {
@@ -437,9 +456,7 @@ TEST(TurnChain, NoBoundNoPriorityNoReordering) {
 // spec: [TURN-2.5]
 TEST(TurnChain, AThrowingTurnFailsItsCallerOnlyAndTheNextTurnRuns) {
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"peek"};
-  Activation<Log> a("boom", Log{}, opts, ms);
+  Activation<Log> a("boom", Log{}, interleaving({"peek"}), ms);
   Event hold;
   Outcome<void> boom, peek_boom;
   Outcome<std::size_t> after;
@@ -502,9 +519,7 @@ TEST(TurnLanes, SerialIsTheDefault) {
 // spec: [TURN-3.2]
 TEST(TurnLanes, InterleavedTurnStartsAtOnceAndMustReRead) {
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"watch"};
-  Activation<int> a("inter", 0, opts, ms);
+  Activation<int> a("inter", 0, interleaving({"watch"}), ms);
   Event serial_hold, watch_hold;
   Outcome<void> slow;
   collect(ms, a.call("slow", [&](TurnContext<int>& ctx) -> Task<> {
@@ -576,9 +591,7 @@ concept CallerCanPickALane = requires(A& a, B b) { a.call(std::string("m"), b, R
 TEST(TurnLanes, TheActivationOrMethodChoosesNeverTheCaller) {
   static_assert(!CallerCanPickALane<Activation<int>, PlainBody>, "call() takes no lane argument");
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"stats"};
-  Activation<int> a("chooser", 0, opts, ms);
+  Activation<int> a("chooser", 0, interleaving({"stats"}), ms);
   EXPECT_TRUE(a.is_interleaved("stats"));
   EXPECT_FALSE(a.is_interleaved("add"));
 

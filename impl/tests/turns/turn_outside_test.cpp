@@ -4,15 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdlib>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "turns_support.hpp"
 #include "turnstile/turnstile.hpp"
+#include "turnstile_test/latch.hpp"
 
 namespace {
 
@@ -140,9 +139,7 @@ TEST(TurnOutside, TurnFromATaskIsSerialEvenWhenTheActivationInterleaves) {
 // spec: [TURN-5.3]
 TEST(TurnOutside, SnapshotIsTheStateTheLastSerialTurnLeft) {
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"touch"};
-  Activation<int> a("snap", 10, opts, ms);
+  Activation<int> a("snap", 10, interleaving({"touch"}), ms);
   const auto initial = a.snapshot();
   EXPECT_EQ(*initial, 10);  // before any turn: the initial state
 
@@ -192,24 +189,7 @@ TEST(TurnOutside, SnapshotIsTheStateTheLastSerialTurnLeft) {
 
 // ------------------------------------------------------------------ §6
 
-// A latch for plain threads (no sleeps).
-class Latch {
- public:
-  void open() {
-    std::lock_guard lock(mu_);
-    open_ = true;
-    cv_.notify_all();
-  }
-  void wait() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [this] { return open_; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool open_ = false;
-};
+using Latch = turnstile_test::Gate;  // for plain threads (no sleeps)
 
 // spec: [TURN-6.1] [TURN-1.2]
 TEST(TurnSchedulers, AStrandRunsItsStepsOneAtATimeInPostedOrderOnAPool) {

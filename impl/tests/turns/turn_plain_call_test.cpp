@@ -15,6 +15,7 @@
 
 #include "turns_support.hpp"
 #include "turnstile/turnstile.hpp"
+#include "turnstile_test/on_schedulers.hpp"
 
 namespace {
 
@@ -97,33 +98,34 @@ TEST(PlainCall, AValueBodyRunsAsASerialTurnInArrivalOrder) {
   EXPECT_EQ(a.turns_completed(), 2u);
 }
 
+// On every scheduler: a plain body's turn runs on the activation's strand over
+// whichever carrier takes it; its result or exception reaches the awaiter there.
+class PlainCallOnSchedulers : public turnstile_test::OnSchedulers {};
+TURNSTILE_TEST_ON_SCHEDULERS(PlainCallOnSchedulers);
+
 // spec: [TURN-1.3] [TURN-5.3]
-TEST(PlainCall, AVoidBodyGivesTaskVoidAndPublishesTheSnapshot) {
-  ManualScheduler ms;
-  Activation<int> a("counter", 0, {}, ms);
+TEST_P(PlainCallOnSchedulers, AVoidBodyGivesTaskVoidAndPublishesTheSnapshot) {
+  Activation<int> a("counter", 0, {}, sched());
   auto bump = a.call("bump", [](int& n) { n += 5; });
   static_assert(std::is_same_v<decltype(bump), Task<>>);
-  sync_wait(ms, std::move(bump));
+  run(std::move(bump));
   EXPECT_EQ(*a.snapshot(), 5);
   // A returned reference is copied out inside the turn.
   auto ref = a.call("ref", [](int& n) -> int& { return n; });
   static_assert(std::is_same_v<decltype(ref), Task<int>>);
-  EXPECT_EQ(sync_wait(ms, std::move(ref)), 5);
+  EXPECT_EQ(run(std::move(ref)), 5);
 }
 
 // spec: [TURN-1.3] [TURN-2.5]
-TEST(PlainCall, AnExceptionReachesTheAwaiterAndTheNextTurnRuns) {
-  ManualScheduler ms;
-  Activation<int> a("fragile", 0, {}, ms);
+TEST_P(PlainCallOnSchedulers, AnExceptionReachesTheAwaiterAndTheNextTurnRuns) {
+  Activation<int> a("fragile", 0, {}, sched());
   auto fail = a.call("fail", [](int& n) -> int {
     n = 7;  // not rolled back
     throw std::runtime_error("plain body failed");
   });
   auto after = a.call("after", [](int& n) { return n; });
-  Outcome<int> failed, next;
-  collect(ms, std::move(fail), failed);
-  collect(ms, std::move(after), next);
-  ms.run_until_idle();
+  const Outcome<int> failed = run(turnstile_test::outcome_of(std::move(fail)));
+  const Outcome<int> next = run(turnstile_test::outcome_of(std::move(after)));
   ASSERT_TRUE(failed.done);
   EXPECT_EQ(what(failed.error), "plain body failed");
   EXPECT_EQ(next.value, 7);
@@ -196,10 +198,10 @@ TEST(PlainCall, ACallFromALaneItemRunsItsTurnOffTheLaneWithItsOwnMarker) {
 TEST(PlainCall, ASlowPlainBodyIsReportedOnce) {
   ManualScheduler ms;
   std::vector<std::string> reports;
-  ActivationOptions opts;
-  opts.slow_turn = 100ms;
-  opts.on_slow_turn = [&](const std::string& id, const std::string& method,
-                          std::chrono::nanoseconds) { reports.push_back(id + "/" + method); };
+  const auto report = [&](const std::string& id, const std::string& method, std::chrono::nanoseconds) {
+    reports.push_back(id + "/" + method);
+  };
+  const ActivationOptions opts = slow_after(100ms, report);
   Activation<int> a("slow", 0, opts, ms);
   auto stall = a.call("stall", [&ms](int& n) {
     ms.advance(250ms);  // the turn's one step takes 250ms of virtual time

@@ -59,10 +59,8 @@ TEST(PositionTable, ALaneTurnHasTheSubmittersBindingsThisLaneAndNoTurn) {
 // spec: [FL-3.9] [TURN-7.1]
 TEST(PositionTable, AnActorTurnHasTheCallersBindingsItsOwnTurnAndNoLane) {
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"peek"};
   Activation<int> a("a", 0, {}, ms);
-  Activation<int> b("b", 0, opts, ms);
+  Activation<int> b("b", 0, interleaving({"peek"}), ms);
   Seen caller, serial, interleaved;
   auto outer = a.call("outer", [&](TurnContext<int>&) -> Task<> {
     auto body = [&]() -> Task<> {

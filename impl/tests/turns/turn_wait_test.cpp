@@ -262,9 +262,7 @@ TEST(TurnWait, ChainsDiamondsAndQueuedWaitsAreNotCycles) {
 // spec: [TURN-7.1] [TURN-3.2]
 TEST(TurnWait, InterleavedCallsWaitForNoTurn) {
   ManualScheduler ms;
-  ActivationOptions opts;
-  opts.interleaved_methods = {"peek", "refresh"};
-  Activation<int> a("self", 4, opts, ms);
+  Activation<int> a("self", 4, interleaving({"peek", "refresh"}), ms);
   Outcome<int> serial_then_peek, refresh;
   Outcome<void> serial_peek_serial;
   // A serial turn may await an interleaved call on its own activation.

@@ -16,6 +16,7 @@
 
 #include "turns_support.hpp"
 #include "turnstile/turnstile.hpp"
+#include "turnstile_test/threads.hpp"
 
 namespace {
 
@@ -26,17 +27,11 @@ using namespace std::chrono_literals;
 class Watchdog : public ::testing::Test {
  protected:
   ActivationOptions options(std::chrono::nanoseconds threshold = 100ms) {
-    ActivationOptions o;
-    o.slow_turn = threshold;
-    o.on_slow_turn = [this](const std::string& id, const std::string& method,
-                            std::chrono::nanoseconds elapsed) {
+    return slow_after(threshold, [this](const std::string& id, const std::string& method,
+                                        std::chrono::nanoseconds elapsed) {
       reports.push_back({id, method, elapsed});
       running_at_report.push_back(running_now ? running_now() : 0);
-    };
-    return o;
-  }
-  static auto held_by(Event& e) {
-    return [&e](TurnContext<int>&) -> Task<> { co_await e.wait(); };
+    });
   }
 
   ManualScheduler ms;
@@ -50,8 +45,7 @@ TEST_F(Watchdog, AStuckTurnIsReportedOnceWhileItRunsNotAgainAtSettleOrByCheck) {
   Activation<int> a("stuck/1", 0, options(), ms);
   running_now = [&a] { return a.running(); };
   Event hold;
-  (void)a.call("checkout", held_by(hold));
-  ms.run_until_idle();
+  start_held(ms, a, "checkout", hold);
   EXPECT_EQ(ms.timers(), 1u);  // the watchdog, armed as the turn started
   ms.advance(100ms);           // exactly slow_turn: not longer than it
   ms.run_until_idle();
@@ -87,8 +81,7 @@ TEST_F(Watchdog, AFastTurnIsNeverReportedAndItsWatchdogIsCancelledAtSettle) {
     ++ctx.state();
     co_return;
   });
-  (void)a.call("held", held_by(hold));
-  ms.run_until_idle();
+  start_held(ms, a, "held", hold);
   EXPECT_EQ(ms.timers(), 1u);  // "quick" settled: its watchdog is gone; "held" runs
   ms.advance(60ms);
   hold.set();
@@ -132,8 +125,7 @@ TEST_F(Watchdog, AReportByCheckSlowTurnsSilencesTheWatchdog) {
   o.clock = clock.fn();  // an injected clock: it decides what "elapsed" is
   Activation<int> a("checked/1", 0, o, ms);
   Event hold;
-  (void)a.call("scan", held_by(hold));
-  ms.run_until_idle();
+  start_held(ms, a, "scan", hold);
   clock.advance(150ms);
   a.check_slow_turns();
   ASSERT_EQ(reports.size(), 1u);
@@ -152,8 +144,7 @@ TEST_F(Watchdog, AnInjectedClockThatLagsMakesTheWatchdogLookAgain) {
   o.clock = clock.fn();
   Activation<int> a("lag/1", 0, o, ms);
   Event hold;
-  (void)a.call("m", held_by(hold));
-  ms.run_until_idle();
+  start_held(ms, a, "m", hold);
   ms.advance(1s);        // the scheduler's deadline passed; the activation's clock did not move
   ms.run_until_idle();
   EXPECT_TRUE(reports.empty());
@@ -180,15 +171,13 @@ TEST(WatchdogPool, AStuckTurnIsReportedByTheTimerWithoutAnyUserCall) {
   ThreadPool pool(2);
   Event released;
   std::atomic<int> reports{0};
-  ActivationOptions o;
-  o.slow_turn = 2ms;
-  o.on_slow_turn = [&](const std::string&, const std::string& method, std::chrono::nanoseconds elapsed) {
+  const auto report = [&](const std::string&, const std::string& method, std::chrono::nanoseconds elapsed) {
     EXPECT_EQ(method, "stuck");
     EXPECT_GT(elapsed, 2ms);
     reports.fetch_add(1);
     released.set();
   };
-  Activation<int> a("pool/stuck", 0, o, pool);
+  Activation<int> a("pool/stuck", 0, slow_after(2ms, report), pool);
   sync_wait(a.call("stuck", [&released](TurnContext<int>&) -> Task<> { co_await released.wait(); }));
   EXPECT_EQ(reports.load(), 1);
   EXPECT_EQ(a.slow_turns(), 1u);
@@ -202,13 +191,11 @@ TEST(WatchdogPool, WatchdogCheckAndSettleRaceToOneReportPerTurn) {
   ThreadPool pool(3);
   std::mutex mu;
   std::map<std::string, int> per_turn;
-  ActivationOptions o;
-  o.slow_turn = 1us;
-  o.on_slow_turn = [&](const std::string&, const std::string& method, std::chrono::nanoseconds) {
+  const auto report = [&](const std::string&, const std::string& method, std::chrono::nanoseconds) {
     std::lock_guard lock(mu);
     ++per_turn[method];
   };
-  Activation<int> a("raced/watchdog", 0, o, pool);
+  Activation<int> a("raced/watchdog", 0, slow_after(1us, report), pool);
   constexpr int kTurns = 200;
   std::vector<Task<>> calls;
   for (int i = 0; i < kTurns; ++i) {
@@ -218,13 +205,10 @@ TEST(WatchdogPool, WatchdogCheckAndSettleRaceToOneReportPerTurn) {
       ++ctx.state();
     }));
   }
-  std::atomic<bool> stop{false};
-  std::thread checker([&] {
-    while (!stop.load()) a.check_slow_turns();
-  });
-  for (auto& t : calls) sync_wait(std::move(t));
-  stop.store(true);
-  checker.join();
+  {
+    const turnstile_test::Repeat checker([&] { a.check_slow_turns(); });  // races the settles
+    for (auto& t : calls) sync_wait(std::move(t));
+  }
   std::lock_guard lock(mu);
   std::uint64_t total = 0;
   for (auto& [method, n] : per_turn) {

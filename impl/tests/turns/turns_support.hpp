@@ -1,8 +1,11 @@
 // turns_support.hpp: shared helpers of the Activation / turns unit tests.
 //
-// - Outcome<T> / collect(): runs a call's Task as a detached fiber and records
-//   its value or exception, so a test can make calls, await them in any order
-//   and step the scheduler in between.
+// - Outcome<T> / collect() / what(): from the test-support library
+//   (turnstile_test/outcome.hpp): runs a call's Task as a detached fiber and
+//   records its value or exception, so a test can make calls, await them in any
+//   order and step the scheduler in between.
+// - interleaving({...}), slow_after(threshold, handler): ActivationOptions.
+// - held_by(e), start_held(ms, a, method, e): a turn held until an Event is set.
 // - FakeClock: the injected ActivationOptions::clock.
 // - Probe: counts steps and serial turns in progress, keeps their maxima.
 #pragma once
@@ -12,62 +15,50 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <exception>
 #include <functional>
-#include <optional>
+#include <initializer_list>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "turnstile/turnstile.hpp"
+#include "turnstile_test/outcome.hpp"
 
 namespace turns_test {
 
 namespace ts = turnstile;
 
-template <class T>
-struct Outcome {
-  bool done = false;
-  std::optional<T> value;
-  std::exception_ptr error;
-};
-template <>
-struct Outcome<void> {
-  bool done = false;
-  std::exception_ptr error;
-};
+using turnstile_test::collect;
+using turnstile_test::Outcome;
+using turnstile_test::what;
 
-template <class T>
-ts::Task<> collect_into(ts::Task<T> task, Outcome<T>& out) {
-  try {
-    if constexpr (std::is_void_v<T>) {
-      co_await std::move(task);
-    } else {
-      out.value.emplace(co_await std::move(task));
-    }
-  } catch (...) {
-    out.error = std::current_exception();
-  }
-  out.done = true;
+// Options whose interleaved methods are `methods`, everything else default.
+inline ts::ActivationOptions interleaving(std::initializer_list<std::string> methods) {
+  ts::ActivationOptions o;
+  o.interleaved_methods = methods;
+  return o;
 }
 
-// Awaits `task` in a new fiber on `s` and records its outcome into `out`.
-template <class T>
-void collect(ts::Scheduler& s, ts::Task<T> task, Outcome<T>& out) {
-  ts::detach(s, collect_into(std::move(task), out));
+// Options that report a turn slower than `threshold` to `on_slow`, everything else
+// default ([TURN-4.2]).
+inline ts::ActivationOptions slow_after(std::chrono::nanoseconds threshold,
+                                        ts::ActivationOptions::SlowTurnHandler on_slow) {
+  ts::ActivationOptions o;
+  o.slow_turn = threshold;
+  o.on_slow_turn = std::move(on_slow);
+  return o;
 }
 
-// The message of the exception in `e` (empty when none).
-inline std::string what(const std::exception_ptr& e) {
-  if (!e) return {};
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    return x.what();
-  } catch (...) {
-    return "<non-standard>";
-  }
+// A turn body that holds its turn until `e` is set.
+inline auto held_by(ts::Event& e) {
+  return [&e](ts::TurnContext<int>&) -> ts::Task<> { co_await e.wait(); };
+}
+
+// Calls `method` on `a` with a turn held by `e` (the Task dropped: the turn runs
+// all the same), and runs `ms` until the turn waits.
+inline void start_held(ts::ManualScheduler& ms, ts::Activation<int>& a, const char* method, ts::Event& e) {
+  (void)a.call(method, held_by(e));
+  ms.run_until_idle();
 }
 
 // A clock the test moves by hand.
