@@ -34,6 +34,48 @@ using Value = nlohmann::json;
 // "\"x\"", "1", "null": a value as the trace spelled it (for messages).
 std::string show_value(const Value& v);
 
+// The event names of format 1 ([TRACE-1.2]), interned by the reader: checkers
+// switch on Event::kind; Event::ev keeps the name as written (for messages).
+// Grouped by contract (see is_lane_event() and friends); the order is not part
+// of the format.
+enum class EventKind : std::uint8_t {
+  kUnknown,  // not a format-1 name (never handed out by the reader)
+  kTrace,
+  kEnd,
+  kLaneSubmit,
+  kLaneAccepted,
+  kLaneRefused,
+  kLaneTurnStart,
+  kLaneTurnEnd,
+  kLaneResumed,
+  kLaneCloseRequested,
+  kLaneDrained,
+  kFiberSpawn,
+  kFlBind,
+  kFlRestore,
+  kFlRead,
+  kFlCapture,
+  kFlInstall,
+  kFlUninstall,
+  kTurnCall,
+  kTurnRefused,
+  kTurnStart,
+  kTurnAwait,
+  kTurnAwaitRefused,
+  kTurnEnd,
+  kTurnTaskStart,
+  kTurnReentry,
+  kTurnSlow,
+  kTurnCounters,
+};
+
+// The kind of the event named `ev`: kUnknown for a name not in format 1.
+EventKind event_kind(std::string_view ev);
+// "lane.*", "fl.*", "turn.*" (fiber.spawn is none of them).
+constexpr bool is_lane_event(EventKind k) { return k >= EventKind::kLaneSubmit && k <= EventKind::kLaneDrained; }
+constexpr bool is_fl_event(EventKind k) { return k >= EventKind::kFlBind && k <= EventKind::kFlUninstall; }
+constexpr bool is_turn_event(EventKind k) { return k >= EventKind::kTurnCall && k <= EventKind::kTurnCounters; }
+
 // One line of a trace, as the reader keeps it: the fields every event has,
 // typed, and the line's other top-level fields in a small flat list (no JSON
 // tree). Checkers read fields only through the accessors; the representation
@@ -42,6 +84,7 @@ std::string show_value(const Value& v);
 struct Event {
   std::size_t line = 0;  // 1-based line number in the input
   std::int64_t seq = 0;
+  EventKind kind = EventKind::kUnknown;  // of `ev` (set by the reader; set both when making one by hand)
   std::string ev;        // "lane.submit", "fl.read", ...
   std::string fiber;     // empty for `trace` and `end`
 
