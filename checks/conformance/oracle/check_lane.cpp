@@ -27,8 +27,8 @@
 namespace turnstile::oracle::detail {
 
 std::size_t LaneChecker::retained() const {
-  std::size_t n = fiber_turns_.size() + settled_.size() + pending_.size() + spawned_in_.size() +
-                  ctx_lanes_.size() + installs_.size();
+  std::size_t n = settled_.size() + pending_.size() + spawned_in_.size() + ctx_lanes_.size() + installs_.size();
+  for (const auto& [fiber, lanes] : fiber_turns_) n += lanes.empty() ? 0 : 1;
   for (const auto& [name, lane] : lanes_) n += lane.items.size() + lane.queue.size() + lane.open.size();
   return n;
 }
@@ -128,6 +128,11 @@ bool LaneChecker::on_lane(const std::string& fiber, const std::string& lane) con
   return std::find(it->second.begin(), it->second.end(), lane) != it->second.end();
 }
 
+bool LaneChecker::in_turn(const std::string& fiber) const {
+  const auto it = fiber_turns_.find(fiber);
+  return it != fiber_turns_.end() && !it->second.empty();
+}
+
 std::set<std::string> LaneChecker::lanes_of(const std::string& fiber) const {
   const auto it = fiber_turns_.find(fiber);
   if (it == fiber_turns_.end()) return {};
@@ -175,16 +180,18 @@ void LaneChecker::never_drained(Lane& lane, const Event& end) {
 // Where each fiber and context comes from, for [LANE-8.5] and [LANE-8.6], and
 // [LANE-8.8]: a submission is answered before its fiber does anything else.
 void LaneChecker::origins(const Event& e) {
-  if (const auto p = pending_.empty() ? pending_.end() : pending_.find(e.fiber); p != pending_.end()) {
+  const auto p = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& s) { return s.fiber == e.fiber; });
+  if (p != pending_.end()) {
     const bool answer = (e.kind == EventKind::kLaneAccepted || e.kind == EventKind::kLaneRefused) &&
-                        e.str("lane") == p->second.lane && e.str("item") == p->second.item;
+                        e.str("lane") == p->lane && e.str("item") == p->item;
     if (!answer) {  // [LANE-8.8] registered before the call returns
-      r_.add("LANE-8.8", {p->second.line, e.line},
-             "submission of item " + q(p->second.item) + " on lane " + q(p->second.lane) +
+      r_.add("LANE-8.8", {p->line, e.line},
+             "submission of item " + q(p->item) + " on lane " + q(p->lane) +
                  " was not accepted or refused before its fiber " + q(e.fiber) +
                  " went on (" + e.ev + "); a submission takes effect at the call");
     }
-    pending_.erase(p);
+    if (p != pending_.end() - 1) std::swap(*p, pending_.back());  // (their order does not matter)
+    pending_.pop_back();
   }
   switch (e.kind) {
     case EventKind::kFiberSpawn: {  // [LANE-8.5] started from a turn: remember which lanes

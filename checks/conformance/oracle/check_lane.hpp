@@ -56,6 +56,7 @@ class LaneChecker : public Checker {
   // check_lane.cpp
   Lane& lane_named(const std::string& name);
   bool on_lane(const std::string& fiber, const std::string& lane) const;
+  bool in_turn(const std::string& fiber) const;
   std::set<std::string> lanes_of(const std::string& fiber) const;
   void settle(Lane& lane, const std::string& id, Item& item);
   void never_drained(Lane& lane, const Event& end);
@@ -73,13 +74,14 @@ class LaneChecker : public Checker {
   Report& r_;
   std::map<std::string, Lane> lanes_;  // nodes are stable: Lane& and Lane* stay valid
   Lane* last_lane_ = nullptr;          // the lane of the previous lane event (consecutive events share it)
-  std::map<std::string, std::vector<std::string>> fiber_turns_;  // fiber -> lanes it is in
+  // fiber -> lanes it is in, innermost last (an emptied entry is kept for reuse: a fiber on no lane)
+  std::unordered_map<std::string, std::vector<std::string>> fiber_turns_;
   std::deque<std::pair<Lane*, std::string>> settled_;              // (lane, item), oldest first
   struct Pending {
-    std::string lane, item;
+    std::string fiber, lane, item;
     std::size_t line;
   };
-  std::map<std::string, Pending> pending_;  // fiber -> its submission not answered yet
+  std::vector<Pending> pending_;  // submissions not answered yet, one per fiber at most
   std::map<std::string, std::set<std::string>> spawned_in_;  // fiber -> lanes whose turn started it
   std::map<std::string, std::set<std::string>> ctx_lanes_;   // ctx -> lanes whose turn captured it
   // fiber -> its open installs, innermost last: ctx and the lanes it was captured in

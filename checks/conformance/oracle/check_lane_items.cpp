@@ -20,7 +20,7 @@ void LaneChecker::submit(Lane& lane, const Event& e, const std::string& id) {
   item.run = e.str("op") == "run";
   item.fiber = e.fiber;
   item.submitter_on_lane = on_lane(e.fiber, name);
-  item.submitter_in_turn = fiber_turns_.count(e.fiber) != 0;  // (emptied entries are erased)
+  item.submitter_in_turn = in_turn(e.fiber);
   if (!item.submitter_on_lane) {
     item.off_lane_rule = off_lane_rule(e.fiber, name);
     if (item.off_lane_rule == std::string("LANE-8.5"))
@@ -28,7 +28,7 @@ void LaneChecker::submit(Lane& lane, const Event& e, const std::string& id) {
     else if (item.off_lane_rule == std::string("LANE-8.6"))
       item.origin = " (it runs in a context captured in a turn of that lane: a callback outside the turn)";
   }
-  pending_[e.fiber] = Pending{name, id, e.line};
+  pending_.push_back(Pending{e.fiber, name, id, e.line});  // (origins() took this fiber's previous one)
 }
 
 void LaneChecker::answer(Lane& lane, const Event& e, const std::string& id, Item& item) {
@@ -141,7 +141,6 @@ void LaneChecker::turn_end(Lane& lane, const Event& e, const std::string& id, It
   auto& turns = fiber_turns_[item.start_fiber];
   const auto mine = std::find(turns.rbegin(), turns.rend(), name);
   if (mine != turns.rend()) turns.erase(std::next(mine).base());
-  if (turns.empty()) fiber_turns_.erase(item.start_fiber);  // on no lane: nothing to keep
 }
 
 void LaneChecker::resumed(const Lane& lane, const Event& e, const std::string& id, Item& item) {

@@ -79,7 +79,7 @@ class TraceBuilder {
       return fail(line, "ev", "the `trace` header may only be line 1");
     }
     if (spec->has_fiber) {
-      static const FieldSpec kFiber{"fiber", FieldKind::kId, true, {}};
+      static const FieldSpec kFiber{"fiber", FieldKind::kId, true, {}, trace_names::known_field("fiber")};
       if (auto problem = check_field(event, kFiber)) return fail(line, "fiber", *problem);
       const std::string& fiber = event.str("fiber");
       if (fiber != event.fiber) event.fiber = fiber;  // consecutive lines often share it

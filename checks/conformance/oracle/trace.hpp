@@ -8,6 +8,7 @@
 // Thread safety: pure functions; no shared state.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -19,6 +20,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "oracle/trace_names.hpp"
 
 namespace turnstile::oracle {
 
@@ -90,10 +93,17 @@ struct Event {
 
   // Field accessors for fields the reader has validated for this `ev`
   // (str() of an absent field is "", value() of an absent field is null).
-  const std::string& str(const char* field) const;
-  bool flag(const char* field) const;
+  // Inline: with a literal name, the lookup is an index (oracle/trace_names.hpp).
+  [[gnu::always_inline]] const std::string& str(const char* field) const {
+    const Field* f = find(field);
+    return f != nullptr && f->type == Type::kString ? f->text : kNoText;
+  }
+  [[gnu::always_inline]] bool flag(const char* field) const {
+    const Field* f = find(field);
+    return f != nullptr && f->type == Type::kBool && f->boolean;
+  }
   // Whether the line has `field` at all.
-  bool has(const char* field) const;
+  [[gnu::always_inline]] bool has(const char* field) const { return find(field) != nullptr; }
   // A string field, or "" when it is absent or not a string.
   std::string text(const char* field) const;
   // A fiber-local value field (fl.bind's and fl.read's `value`), validated.
@@ -105,6 +115,7 @@ struct Event {
   enum class Type { kString, kBool, kSigned, kUnsigned, kFloat, kNull, kStructured };
   struct Field {
     std::string name;
+    std::uint8_t known = 0;     // the number of a format-1 field name, 0 for any other name
     Type type = Type::kNull;
     std::string text;           // kString
     bool boolean = false;       // kBool
@@ -113,18 +124,61 @@ struct Event {
     mutable bool has_json = false;
     mutable Value json;
   };
-  // The field named `name`, or null.
-  const Field* find(std::string_view name) const;
-  const Field* find(const char* name) const;
+  // The field named `name`, or null. A format-1 name is found by its number
+  // (no scan of the line's fields).
+  [[gnu::always_inline]] const Field* find(std::string_view name) const {
+    if (const std::uint8_t k = trace_names::known_field(name); k != 0) return find_known(k);
+    return find_other(name);
+  }
+  [[gnu::always_inline]] const Field* find(const char* name) const { return find(std::string_view(name)); }
+  // The field whose name has number `known` (trace_names::known_field(), not 0), or null.
+  const Field* find_known(std::uint8_t known) const {
+    const std::uint32_t at = slot_[known];
+    return at == 0 ? nullptr : &fields_[at - 1];
+  }
   // Starts a new line's fields (storage is kept for reuse), and appends one.
-  void clear_fields() { count_ = 0; }
-  Field& add_field(std::string_view name);
+  void clear_fields() {
+    count_ = 0;
+    slot_.fill(0);
+  }
+  Field& add_field(std::string_view name) { return append(name, trace_names::known_field(name)); }
+  // add_field() unless the line has a field named `name` already (then null).
+  Field* add_new_field(std::string_view name) {
+    const std::uint8_t known = trace_names::known_field(name);
+    if (known != 0 ? slot_[known] != 0 : find_other(name) != nullptr) return nullptr;
+    return &append(name, known);
+  }
+  // a == b, compared in place (names and values are short: no call).
+  static bool same_text(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
   // Replaces the fields with the members of the JSON object `doc`.
   void assign(const nlohmann::json& doc);
 
+  static constexpr std::size_t kKnownFields = trace_names::kCount + 1;
+
  private:
+  inline static const std::string kNoText{};
+  const Field* find_other(std::string_view name) const;  // a name trace_names does not number
+  Field& append(std::string_view name, std::uint8_t known) {
+    if (count_ == fields_.size()) grow();
+    Field& f = fields_[count_++];
+    // Lines of one shape reuse their names: a known number names its field.
+    if (f.known != known || (known == 0 && !same_text(f.name, name))) f.name.assign(name);
+    f.known = known;
+    if (known != 0) slot_[known] = static_cast<std::uint32_t>(count_);
+    f.type = Type::kNull;
+    f.has_json = false;
+    return f;
+  }
+  void grow();
+
   std::vector<Field> fields_;
   std::size_t count_ = 0;
+  std::array<std::uint32_t, kKnownFields> slot_{};  // by number: 1 + the field's index, 0 when absent
 };
 
 struct InputError {

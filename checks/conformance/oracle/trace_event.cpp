@@ -1,5 +1,6 @@
 // oracle/trace_event.cpp: Event's field accessors, show_value() and
 // InputError::to_string() (oracle/trace.hpp).
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -8,47 +9,18 @@
 namespace turnstile::oracle {
 
 namespace {
-const std::string kNoText;
+
 const Value kNull;
+
 }  // namespace
 
-namespace {
-// Field names are short: compare them in place (no call per candidate).
-bool same_name(const std::string& a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < b.size(); ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-// The same for a C string, without measuring it first.
-bool same_name(const std::string& a, const char* b) {
-  const std::size_t n = a.size();
-  for (std::size_t i = 0; i < n; ++i)
-    if (a[i] != b[i]) return false;  // stops at b's terminator too
-  return b[n] == '\0';
-}
-}  // namespace
-
-const Event::Field* Event::find(std::string_view name) const {
+const Event::Field* Event::find_other(std::string_view name) const {
   for (std::size_t i = 0; i < count_; ++i)
-    if (same_name(fields_[i].name, name)) return &fields_[i];
+    if (fields_[i].known == 0 && same_text(fields_[i].name, name)) return &fields_[i];
   return nullptr;
 }
 
-const Event::Field* Event::find(const char* name) const {
-  for (std::size_t i = 0; i < count_; ++i)
-    if (same_name(fields_[i].name, name)) return &fields_[i];
-  return nullptr;
-}
-
-Event::Field& Event::add_field(std::string_view name) {
-  if (count_ == fields_.size()) fields_.emplace_back();
-  Field& f = fields_[count_++];
-  if (!same_name(f.name, name)) f.name.assign(name);  // lines of one shape reuse their names
-  f.type = Type::kNull;
-  f.has_json = false;
-  return f;
-}
+void Event::grow() { fields_.emplace_back(); }
 
 void Event::assign(const nlohmann::json& doc) {
   clear_fields();
@@ -75,18 +47,6 @@ void Event::assign(const nlohmann::json& doc) {
     }
   }
 }
-
-const std::string& Event::str(const char* field) const {
-  const Field* f = find(field);
-  return f != nullptr && f->type == Type::kString ? f->text : kNoText;
-}
-
-bool Event::flag(const char* field) const {
-  const Field* f = find(field);
-  return f != nullptr && f->type == Type::kBool && f->boolean;
-}
-
-bool Event::has(const char* field) const { return find(field) != nullptr; }
 
 std::string Event::text(const char* field) const { return str(field); }
 

@@ -11,8 +11,15 @@ namespace {
 
 using K = FieldKind;
 
+// Numbers each field name for Event's index (oracle/trace_names.hpp).
+std::vector<EventSpec> numbered(std::vector<EventSpec> specs) {
+  for (EventSpec& s : specs)
+    for (FieldSpec& f : s.fields) f.known = trace_names::known_field(f.name);
+  return specs;
+}
+
 const std::vector<EventSpec>& event_specs() {
-  static const std::vector<EventSpec> specs = {
+  static const std::vector<EventSpec> specs = numbered({
       {"trace", EventKind::kTrace, false,
        {{"format", K::kInteger, true, {}},
         {"impl", K::kString, true, {}},
@@ -75,7 +82,7 @@ const std::vector<EventSpec>& event_specs() {
        {{"act", K::kId, true, {}}, {"queued", K::kInteger, true, {}},
         {"running", K::kInteger, true, {}}, {"completed", K::kInteger, false, {}},
         {"slow", K::kInteger, false, {}}}},
-  };
+  });
   return specs;  // in EventKind order: find_event_spec(EventKind) indexes it
 }
 
@@ -145,7 +152,7 @@ EventKind event_kind(std::string_view ev) {
 
 std::optional<std::string> check_field(const Event& e, const FieldSpec& field) {
   using T = Event::Type;
-  const Event::Field* f = e.find(field.name);
+  const Event::Field* f = field.known != 0 ? e.find_known(field.known) : e.find(field.name);
   if (f == nullptr) {
     if (field.required) return std::string("missing");
     return std::nullopt;
@@ -162,7 +169,8 @@ std::optional<std::string> check_field(const Event& e, const FieldSpec& field) {
   if (!ok) return std::string("must be ") + kind_name(field.kind);
   if (field.kind == K::kEnum) {
     const std::string& v = f->text;
-    if (std::find(field.values.begin(), field.values.end(), v) == field.values.end()) {
+    if (std::none_of(field.values.begin(), field.values.end(),
+                     [&](std::string_view a) { return Event::same_text(a, v); })) {
       std::string allowed;
       for (const auto& a : field.values) allowed += (allowed.empty() ? "\"" : ", \"") + std::string(a) + "\"";
       return "unknown value \"" + v + "\" (one of " + allowed + ")";

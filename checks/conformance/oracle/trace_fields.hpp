@@ -2,6 +2,7 @@
 // the tables of spec/trace-format.md section 1 ([TRACE-1.2]).
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -27,6 +28,7 @@ struct FieldSpec {
   FieldKind kind;
   bool required;
   std::vector<std::string_view> values;  // kEnum only
+  std::uint8_t known = 0;  // trace_names::known_field(name), set with the table
 };
 
 struct EventSpec {

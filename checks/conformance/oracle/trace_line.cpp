@@ -9,8 +9,10 @@
 #include "oracle/trace_line.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace turnstile::oracle {
 
@@ -69,25 +71,45 @@ void skip_space(const char*& p, const char* end) {
   while (p < end && is_space(*p)) ++p;
 }
 
-// Printable ASCII other than the quote and the backslash: a string's plain run.
-bool plain(char c) {
-  const auto u = static_cast<unsigned char>(c);
-  return u >= 0x20 && u < 0x80 && c != '"' && c != '\\';
+// Printable ASCII other than the quote and the backslash: a string's plain
+// run (a table: one load and one branch per byte).
+struct PlainBytes {
+  bool is[256] = {};
+  constexpr PlainBytes() {
+    for (int c = 0x20; c < 0x80; ++c) is[c] = c != '"' && c != '\\';
+  }
+};
+constexpr PlainBytes kPlain;
+
+bool plain(char c) { return kPlain.is[static_cast<unsigned char>(c)]; }
+
+// The first byte from `p` on that is not plain, or `end`: eight bytes at a
+// time (a byte below 0x20, a quote, a backslash or a byte from 0x80 up sets
+// the high bit of its lane; a borrow only ever marks lanes above a marked
+// one, so the lowest mark is exact), then byte by byte.
+const char* skip_plain(const char* p, const char* end) {
+  if constexpr (std::endian::native == std::endian::little) {
+    constexpr std::uint64_t kOnes = 0x0101010101010101u;
+    constexpr std::uint64_t kHigh = 0x8080808080808080u;
+    while (end - p >= 8) {
+      std::uint64_t w = 0;
+      std::memcpy(&w, p, 8);
+      const std::uint64_t quote = w ^ (kOnes * '"');
+      const std::uint64_t slash = w ^ (kOnes * '\\');
+      const std::uint64_t marks = (((w - kOnes * 0x20) & ~w) | ((quote - kOnes) & ~quote) |
+                                   ((slash - kOnes) & ~slash) | w) & kHigh;
+      if (marks != 0) return p + (std::countr_zero(marks) >> 3);
+      p += 8;
+    }
+  }
+  while (p < end && plain(*p)) ++p;
+  return p;
 }
 
-// A JSON string at `p` (on its opening quote) holding printable ASCII and the
-// short escapes only; false for anything else (the general path decides).
-// `out` is the string's text: a view of the line when it has no escape, else
-// of `decoded`, which holds it decoded.
-bool read_plain_string(const char*& p, const char* end, std::string& decoded, std::string_view& out) {
-  ++p;
-  const char* run = p;
-  while (p < end && plain(*p)) ++p;
-  if (p < end && *p == '"') {  // the common case: no escape, no copy
-    out = std::string_view(run, static_cast<std::size_t>(p - run));
-    ++p;
-    return true;
-  }
+// The rest of a string with escapes (read_string()'s slow path): `run` is
+// where its text starts, `p` the first byte that is not plain.
+bool read_escaped(const char* run, const char*& p, const char* end, std::string& decoded,
+                  std::string_view& out) {
   decoded.assign(run, static_cast<std::size_t>(p - run));
   run = p;
   while (p < end) {
@@ -119,6 +141,21 @@ bool read_plain_string(const char*& p, const char* end, std::string& decoded, st
     ++p;
   }
   return false;
+}
+
+// A JSON string at `p` (on its opening quote) holding printable ASCII and the
+// short escapes only; false for anything else (the general path decides).
+// `out` is the string's text: a view of the line when it has no escape, else
+// of `decoded`, which holds it decoded.
+inline bool read_string(const char*& p, const char* end, std::string& decoded, std::string_view& out) {
+  const char* run = ++p;
+  p = skip_plain(p, end);
+  if (p < end && *p == '"') {  // the common case: no escape, no copy
+    out = std::string_view(run, static_cast<std::size_t>(p - run));
+    ++p;
+    return true;
+  }
+  return read_escaped(run, p, end, decoded, out);
 }
 
 bool literal(const char*& p, const char* end, std::string_view word) {
@@ -166,20 +203,23 @@ bool LineReader::read_flat_object(std::string_view text, Event& e) {
   } else {
     while (true) {
       std::string_view key;
-      if (p == end || *p != '"' || !read_plain_string(p, end, key_, key)) return false;
-      if (e.find(key) != nullptr) return false;  // a repeated member: nlohmann decides
+      if (p == end || *p != '"' || !read_string(p, end, key_, key)) return false;
+      Event::Field* added = e.add_new_field(key);
+      if (added == nullptr) return false;  // a repeated member: nlohmann decides
+      Event::Field& f = *added;
       skip_space(p, end);
       if (p == end || *p != ':') return false;
       ++p;
       skip_space(p, end);
       if (p == end) return false;
-      Event::Field& f = e.add_field(key);
       const char c = *p;
       if (c == '"') {
         f.type = Event::Type::kString;
         std::string_view value;
-        if (!read_plain_string(p, end, f.text, value)) return false;
-        if (value.data() != f.text.data()) f.text.assign(value.data(), value.size());
+        if (!read_string(p, end, f.text, value)) return false;
+        // (consecutive lines often repeat a value: keep it)
+        if (value.data() != f.text.data() && !Event::same_text(f.text, value))
+          f.text.assign(value.data(), value.size());
       } else if (c == '-' || (c >= '0' && c <= '9')) {
         if (!read_integer(p, end, f)) return false;
       } else if (literal(p, end, "true")) {
