@@ -1,8 +1,8 @@
 // oracle/check_turns.cpp: the actor-turn rules of spec/trace-format.md section
 // 5, checked per activation, and the wait-for relation of [TURN-7.1] across
-// activations. This file: calls, turns, positions and what is kept;
-// check_turns_waits.cpp: awaits and cycles; check_turns_end.cpp: what is left
-// at `end`; check_turns_stream.cpp: the read-ahead for refusals.
+// activations. This file: calls, turns and what is kept;
+// check_turns_waits.cpp: positions, awaits and cycles; check_turns_end.cpp:
+// what is left at `end`; check_turns_stream.cpp: the read-ahead for refusals.
 //
 // A call is queued from its `turn.call` to its `turn.start`, running until its
 // `turn.end`, then settled. A call is never refused at the call: a
@@ -323,31 +323,6 @@ void TurnChecker::counters(const Event& e, const std::string& act) {
     r_.add("TURN-2.3", {e.line},
            "activation " + q(act) + " reported counters that disagree with its calls and turns: " + wrong);
   }
-}
-
-// ------------------------------------------------------------- positions
-void TurnChecker::spawn(const Event& e) {
-  if (!e.flag("structured")) return;  // a handoff is part of no turn
-  const std::string& child = e.str("child");
-  if (const auto p = position_.find(child); p != position_.end() && !p->second.empty()) return;
-  if (inherited_.count(child) != 0) return;  // FL-3.2/3.4 report it
-  Call* in = part_of(e.fiber);  // a Scope child counts as its parent's turn
-  inherited_[child] = in;
-  if (in != nullptr) in->children.push_back(child);
-}
-
-void TurnChecker::leave_lane(const std::string& fiber) {
-  auto& pos = position_[fiber];
-  const auto it = std::find(pos.rbegin(), pos.rend(), nullptr);
-  if (it != pos.rend()) pos.erase(std::next(it).base());
-}
-
-// The turn that code on `fiber` is part of now, or null.
-TurnChecker::Call* TurnChecker::part_of(const std::string& fiber) const {
-  if (const auto p = position_.find(fiber); p != position_.end() && !p->second.empty())
-    return p->second.back();  // null inside a lane turn
-  const auto i = inherited_.find(fiber);
-  return i == inherited_.end() ? nullptr : i->second;
 }
 
 }  // namespace turnstile::oracle::detail

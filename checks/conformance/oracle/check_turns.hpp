@@ -1,6 +1,6 @@
 // oracle/check_turns.hpp (internal): the actor-turn checker's state, shared by
-// check_turns.cpp (calls, turns, positions, the settled window),
-// check_turns_waits.cpp (awaits and the wait-for relation),
+// check_turns.cpp (calls, turns, the settled window),
+// check_turns_waits.cpp (positions, awaits and the wait-for relation),
 // check_turns_end.cpp (what is left at `end`) and check_turns_stream.cpp (the
 // read-ahead that pairs refusals with their awaits). The model and what is
 // kept: check_turns.cpp.
@@ -93,13 +93,13 @@ class TurnChecker {
   void dequeue(const Call& c);
   void slow(const Event& e, Call& c);
   void counters(const Event& e, const std::string& act);
-  void spawn(const Event& e);
-  void leave_lane(const std::string& fiber);
-  Call* part_of(const std::string& fiber) const;
   void settle(std::map<std::string, Call>::iterator it);
   void forget(std::map<std::string, Call>::iterator it);
 
-  // check_turns_waits.cpp: awaits and cycles
+  // check_turns_waits.cpp: positions, awaits and cycles
+  void spawn(const Event& e);
+  void leave_lane(const std::string& fiber);
+  Call* part_of(const std::string& fiber) const;
   void await(const Event& e, Call& c, bool refused);
   void await_refused(const Event& e, Call& c, std::optional<std::size_t> paired);
   void successors(Call* n, std::vector<Hop>& out) const;

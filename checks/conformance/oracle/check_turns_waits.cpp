@@ -1,13 +1,40 @@
 // oracle/check_turns_waits.cpp: the awaits of the actor-turn checker and the
 // wait-for relation of [TURN-7.1] (the model: check_turns.cpp): an await that
 // closes a cycle and was not refused is a possible hang, a refusal of one that
-// closes none is a false refusal.
+// closes none is a false refusal; and the position of each fiber (the turn an
+// await is attributed to).
 #include <algorithm>
 
 #include "oracle/check_turns.hpp"
 
 namespace turnstile::oracle::detail {
 
+// Positions: which turn code on a fiber is part of, to attribute its awaits.
+void TurnChecker::spawn(const Event& e) {
+  if (!e.flag("structured")) return;  // a handoff is part of no turn
+  const std::string& child = e.str("child");
+  if (const auto p = position_.find(child); p != position_.end() && !p->second.empty()) return;
+  if (inherited_.count(child) != 0) return;  // FL-3.2/3.4 report it
+  Call* in = part_of(e.fiber);  // a Scope child counts as its parent's turn
+  inherited_[child] = in;
+  if (in != nullptr) in->children.push_back(child);
+}
+
+void TurnChecker::leave_lane(const std::string& fiber) {
+  auto& pos = position_[fiber];
+  const auto it = std::find(pos.rbegin(), pos.rend(), nullptr);
+  if (it != pos.rend()) pos.erase(std::next(it).base());
+}
+
+// The turn that code on `fiber` is part of now, or null.
+TurnChecker::Call* TurnChecker::part_of(const std::string& fiber) const {
+  if (const auto p = position_.find(fiber); p != position_.end() && !p->second.empty())
+    return p->second.back();  // null inside a lane turn
+  const auto i = inherited_.find(fiber);
+  return i == inherited_.end() ? nullptr : i->second;
+}
+
+// ------------------------------------------------------------------ awaits
 void TurnChecker::await(const Event& e, Call& c, bool refused) {
   if (const auto p = position_.find(e.fiber);
       p != position_.end() && std::find(p->second.begin(), p->second.end(), nullptr) != p->second.end()) {
