@@ -324,7 +324,7 @@ class FiberLocalChecker : public Checker {
   static constexpr std::size_t kSnapshotWindow = 64;
 
   Report& r_;
-  std::unordered_map<std::string, Fiber> fibers_;  // never iterated in order
+  std::unordered_map<std::string, Fiber, IdHash> fibers_;
   std::pair<const std::string, Fiber>* last_fiber_ = nullptr;  // of the previous event (nodes are stable)
   std::map<std::string, Snapshot> snapshots_;
   std::map<std::size_t, Cause> leak_roots_;  // restore line -> the first read of its leaked binding (one per violation)

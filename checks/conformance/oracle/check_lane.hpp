@@ -34,7 +34,7 @@ struct LaneState {
   std::string name;
   // Unordered: at_end's reports do not depend on the order it visits items (each
   // is sorted by its first line, a line naming only that item).
-  std::unordered_map<std::string, LaneItem> items;
+  std::unordered_map<std::string, LaneItem, IdHash> items;
   std::deque<std::string> queue;       // accepted, not started, in acceptance order
   std::vector<std::string> open;       // items whose turn is open
   std::size_t close_requested = 0;     // first close request
@@ -75,7 +75,7 @@ class LaneChecker : public Checker {
   std::map<std::string, Lane> lanes_;  // nodes are stable: Lane& and Lane* stay valid
   Lane* last_lane_ = nullptr;          // the lane of the previous lane event (consecutive events share it)
   // fiber -> lanes it is in, innermost last (an emptied entry is kept for reuse: a fiber on no lane)
-  std::unordered_map<std::string, std::vector<std::string>> fiber_turns_;
+  std::unordered_map<std::string, std::vector<std::string>, IdHash> fiber_turns_;
   std::deque<std::pair<Lane*, std::string>> settled_;              // (lane, item), oldest first
   struct Pending {
     std::string fiber, lane, item;

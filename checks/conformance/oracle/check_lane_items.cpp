@@ -3,6 +3,7 @@
 // against the lane's state (oracle/check_lane.hpp; the model and what is kept:
 // check_lane.cpp).
 #include <algorithm>
+#include <string_view>
 
 #include "oracle/check_lane.hpp"
 
@@ -23,9 +24,9 @@ void LaneChecker::submit(Lane& lane, const Event& e, const std::string& id) {
   item.submitter_in_turn = in_turn(e.fiber);
   if (!item.submitter_on_lane) {
     item.off_lane_rule = off_lane_rule(e.fiber, name);
-    if (item.off_lane_rule == std::string("LANE-8.5"))
+    if (std::string_view(item.off_lane_rule) == "LANE-8.5")
       item.origin = " (it was started from a turn of that lane and must enter it normally)";
-    else if (item.off_lane_rule == std::string("LANE-8.6"))
+    else if (std::string_view(item.off_lane_rule) == "LANE-8.6")
       item.origin = " (it runs in a context captured in a turn of that lane: a callback outside the turn)";
   }
   pending_.push_back(Pending{e.fiber, name, id, e.line});  // (origins() took this fiber's previous one)

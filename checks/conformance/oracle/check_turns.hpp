@@ -131,9 +131,9 @@ class TurnChecker {
   std::deque<std::map<std::string, Call>::iterator> settled_;  // oldest first
   std::map<std::string, Activation> activations_;
   std::map<std::string, std::pair<bool, std::size_t>> modes_;  // "act\nmethod" -> serial?, first call
-  std::unordered_map<std::string, AwaitNote> last_await_;      // per fiber
+  std::unordered_map<std::string, AwaitNote, IdHash> last_await_;  // per fiber
   // Per fiber, the turns it opened, innermost last: a call, or null for a lane turn.
-  std::unordered_map<std::string, std::vector<Call*>> position_;  // never iterated in order
+  std::unordered_map<std::string, std::vector<Call*>, IdHash> position_;  // never iterated in order
   std::map<std::string, Call*> inherited_;  // structured children: the parent's turn at the spawn
   std::map<std::string, std::set<std::string>> tasks_;  // started tasks per activation
   std::set<std::set<std::size_t>> reported_;  // cycles already reported (their calls' lines)
