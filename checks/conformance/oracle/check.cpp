@@ -23,7 +23,7 @@ TraceChecker::TraceChecker() : state_(std::make_unique<State>()) {}
 TraceChecker::~TraceChecker() = default;
 
 void TraceChecker::on_event(const Event& e) {
-  if (e.ev == "end") {
+  if (e.kind == EventKind::kEnd) {
     for (auto& c : state_->checkers) c->at_end(e);
   } else {
     for (auto& c : state_->checkers) c->on_event(e);

@@ -102,37 +102,25 @@ class FiberLocalChecker : public Checker {
 
   void on_event(const Event& e) override {
     if (e.fiber.empty()) return;
-    Fiber& f = fibers_[e.fiber];
+    Fiber& f = fiber_named(e.fiber);
     if (f.first_event == 0) f.first_event = e.line;
-    if (e.ev.compare(0, 3, "fl.") != 0 && e.ev != "fiber.spawn") return;  // not for this model
-    if (e.ev == "fiber.spawn") return spawn(e, f);
-    if (e.ev == "fl.bind") {
-      Frame frame{false, e.str("key"), e.line, f.env(), "", 0};
-      frame.env[frame.name] = e.value("value");
-      remember_bind(frame.name, e);
-      f.frames.push_back(std::move(frame));
-    } else if (e.ev == "fl.restore") {
-      pop(e, f, false, e.str("key"), "FL-3.1");
-    } else if (e.ev == "fl.read") {
-      read(e, f);
-    } else if (e.ev == "fl.capture") {
-      snapshots_[e.str("ctx")] = Snapshot{f.env(), e.fiber, e.line};
-    } else if (e.ev == "fl.install") {
-      const auto it = snapshots_.find(e.str("ctx"));
-      if (it == snapshots_.end()) {  // [FL-3.5] only a captured context can be installed
-        r_.add("FL-3.5", {e.line}, "fiber " + q(e.fiber) + " installed context " + q(e.str("ctx")) +
-                                       ", which was never captured");
+    switch (e.kind) {
+      case EventKind::kFiberSpawn: return spawn(e, f);
+      case EventKind::kFlBind: {
+        Frame frame{false, e.str("key"), e.line, f.env(), "", 0};
+        frame.env[frame.name] = e.value("value");
+        remember_bind(frame.name, e);
+        f.frames.push_back(std::move(frame));
+        return;
       }
-      // [FL-3.6] run replaces the fiber's chain for the extent; it does not merge.
-      Frame frame{true, e.str("ctx"), e.line, Env{}, "", 0};
-      if (it != snapshots_.end()) {
-        frame.env = it->second.env;
-        frame.captured_by = it->second.fiber;
-        frame.captured = it->second.line;
-      }
-      f.frames.push_back(std::move(frame));
-    } else if (e.ev == "fl.uninstall") {
-      pop(e, f, true, e.str("ctx"), "FL-3.6");
+      case EventKind::kFlRestore: return pop(e, f, false, e.str("key"), "FL-3.1");
+      case EventKind::kFlRead: return read(e, f);
+      case EventKind::kFlCapture:
+        snapshots_[e.str("ctx")] = Snapshot{f.env(), e.fiber, e.line};
+        return;
+      case EventKind::kFlInstall: return install(e, f);
+      case EventKind::kFlUninstall: return pop(e, f, true, e.str("ctx"), "FL-3.6");
+      default: return;  // not for this model
     }
   }
 
@@ -154,6 +142,30 @@ class FiberLocalChecker : public Checker {
   }
 
  private:
+  // The fiber named `name`, made on its first event. Consecutive events are
+  // often of one fiber: the last one is looked up first (map nodes are stable).
+  Fiber& fiber_named(const std::string& name) {
+    if (last_fiber_ != nullptr && last_fiber_->first == name) return last_fiber_->second;
+    last_fiber_ = &*fibers_.try_emplace(name).first;
+    return last_fiber_->second;
+  }
+
+  void install(const Event& e, Fiber& f) {
+    const auto it = snapshots_.find(e.str("ctx"));
+    if (it == snapshots_.end()) {  // [FL-3.5] only a captured context can be installed
+      r_.add("FL-3.5", {e.line}, "fiber " + q(e.fiber) + " installed context " + q(e.str("ctx")) +
+                                     ", which was never captured");
+    }
+    // [FL-3.6] run replaces the fiber's chain for the extent; it does not merge.
+    Frame frame{true, e.str("ctx"), e.line, Env{}, "", 0};
+    if (it != snapshots_.end()) {
+      frame.env = it->second.env;
+      frame.captured_by = it->second.fiber;
+      frame.captured = it->second.line;
+    }
+    f.frames.push_back(std::move(frame));
+  }
+
   void spawn(const Event& e, Fiber& parent) {
     const std::string& name = e.str("child");
     const bool structured = e.flag("structured");
@@ -312,7 +324,8 @@ class FiberLocalChecker : public Checker {
   static constexpr std::size_t kSnapshotWindow = 64;
 
   Report& r_;
-  std::unordered_map<std::string, Fiber> fibers_;  // never iterated in order
+  std::unordered_map<std::string, Fiber, IdHash> fibers_;
+  std::pair<const std::string, Fiber>* last_fiber_ = nullptr;  // of the previous event (nodes are stable)
   std::map<std::string, Snapshot> snapshots_;
   std::map<std::size_t, Cause> leak_roots_;  // restore line -> the first read of its leaked binding (one per violation)
   struct Bind {

@@ -18,7 +18,7 @@ StreamResult check_with(const std::string& source, const Scenario* scenario, Rea
   StreamResult result;
   result.error = read([&](const Event& e) {
     if (mismatch) return;  // unusable: the rest is only validated
-    if (scenario != nullptr && e.ev == "trace") {
+    if (scenario != nullptr && e.kind == EventKind::kTrace) {
       std::optional<std::string> named;
       if (e.has("scenario")) named = e.str("scenario");
       mismatch = scenario_mismatch(*scenario, named, source);

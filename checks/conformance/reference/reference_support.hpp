@@ -40,6 +40,7 @@ inline std::optional<Trace> local_parse(const std::string& text, std::string& wh
     e.line = n;
     e.seq = static_cast<std::int64_t>(n);
     e.ev = j["ev"].get<std::string>();
+    e.kind = turnstile::oracle::event_kind(e.ev);
     if (e.ev != "trace" && e.ev != "end") {
       if (!j.contains("fiber") || !j["fiber"].is_string() || j["fiber"].get<std::string>().empty())
         return why = "line " + std::to_string(n) + ": fiber", std::nullopt;

@@ -5,6 +5,7 @@
 
 #include "corpus_support.hpp"
 #include "oracle/stream.hpp"
+#include "oracle/trace_fields.hpp"
 
 namespace turnstile::oracle::testing {
 namespace {
@@ -50,6 +51,34 @@ std::vector<std::string> fl_binds(std::size_t binds, std::size_t first_seq) {
   return out;
 }
 
+// Actor calls, each settled: a root fiber `m` calls and awaits a serial call
+// of activation A, whose turn calls and awaits a serial call of B (a wait
+// edge, held back until it is answered), and an interleaved call of A runs
+// beside it.
+std::vector<std::string> turn_calls(std::size_t calls, std::size_t first_seq) {
+  std::vector<std::string> out;
+  std::size_t seq = first_seq;
+  auto line = [&](const std::string& body) { out.push_back(R"({"seq":)" + std::to_string(seq++) + "," + body + "}"); };
+  for (std::size_t i = 0; i < calls; ++i) {
+    const std::string n = std::to_string(i);
+    const std::string a = R"("act":"A","call":"a)" + n + "\"";
+    const std::string b = R"("act":"B","call":"b)" + n + "\"";
+    const std::string c = R"("act":"A","call":"c)" + n + "\"";
+    line(R"("ev":"turn.call","fiber":"m",)" + a + R"(,"method":"run","mode":"serial")");
+    line(R"("ev":"turn.await","fiber":"m",)" + a);
+    line(R"("ev":"turn.start","fiber":"w",)" + a);
+    line(R"("ev":"turn.call","fiber":"n",)" + c + R"(,"method":"peek","mode":"interleaved")");
+    line(R"("ev":"turn.start","fiber":"x",)" + c);
+    line(R"("ev":"turn.call","fiber":"w",)" + b + R"(,"method":"get","mode":"serial")");
+    line(R"("ev":"turn.await","fiber":"w",)" + b);
+    line(R"("ev":"turn.start","fiber":"v",)" + b);
+    line(R"("ev":"turn.end","fiber":"v",)" + b + R"(,"outcome":"ok")");
+    line(R"("ev":"turn.end","fiber":"x",)" + c + R"(,"outcome":"ok")");
+    line(R"("ev":"turn.end","fiber":"w",)" + a + R"(,"outcome":"ok")");
+  }
+  return out;
+}
+
 // Feeds the header and `body` to a TraceChecker; its retained() afterwards.
 std::size_t retained_after(const std::vector<std::string>& body, std::size_t& found) {
   TraceChecker checker;
@@ -85,6 +114,31 @@ TEST(StreamingCheck, LaneStateDoesNotGrowWithTheTrace) {
 // spec: [TRACE-4.1]
 TEST(StreamingCheck, FiberLocalHistoryDoesNotGrowWithTheTrace) {
   expect_state_does_not_grow(fl_binds, 3000, 3);
+}
+
+// spec: [TRACE-4.1] [TURN-2.1]
+TEST(StreamingCheck, TurnStateDoesNotGrowWithTheTrace) {
+  std::size_t found = 0;
+  const std::size_t small = retained_after(turn_calls(3000, 2), found);
+  EXPECT_EQ(found, 0u);
+  const std::size_t large = retained_after(turn_calls(12000, 2), found);
+  EXPECT_EQ(found, 0u);
+  // Settled calls are forgotten past a fixed window: four times the calls, the same state.
+  EXPECT_EQ(small, large);
+  EXPECT_LT(large, 3000u);
+  // Past the window a call is forgotten; within it a repeated end is still named exactly.
+  auto body = turn_calls(3000, 2);
+  std::size_t seq = body.size() + 2;
+  body.push_back(R"({"seq":)" + std::to_string(seq++) +
+                 R"(,"ev":"turn.end","fiber":"w","act":"A","call":"a2999","outcome":"ok"})");
+  std::string text = R"({"seq":1,"ev":"trace","format":1,"impl":"test"})" "\n";
+  for (const auto& l : body) text += l + "\n";
+  text += R"({"seq":)" + std::to_string(seq) + R"(,"ev":"end","status":"quiescent"})" "\n";
+  const StreamResult r = check_stream_text(text, "turns", nullptr);
+  ASSERT_FALSE(r.error) << r.error->to_string();
+  ASSERT_EQ(r.violations.size(), 1u) << describe(r.violations);
+  EXPECT_EQ(r.violations[0].rule, "TURN-2.1");
+  EXPECT_NE(r.violations[0].message.find("ended twice"), std::string::npos) << describe(r.violations);
 }
 
 // The window still names a repeated event exactly, and a wrong read among
@@ -197,6 +251,46 @@ TEST(StreamingCheck, LineReaderReadsFieldsAsJsonDoes) {
     }
     EXPECT_EQ(err.message, "not valid JSON: " + what);
   }
+}
+
+// The reader interns each event name (Event::kind) and numbers each field
+// name: every format-1 name has its own kind and number, both ways, and a
+// name outside format 1 has none (it is still read, by a scan).
+// spec: [TRACE-1.2]
+TEST(StreamingCheck, EventKindsAndFieldNumbersCoverFormatOne) {
+  std::set<std::uint8_t> numbers;
+  std::size_t kinds = 0;
+  for (auto k = static_cast<std::uint8_t>(EventKind::kTrace); k <= static_cast<std::uint8_t>(EventKind::kTurnCounters); ++k) {
+    const EventSpec* spec = find_event_spec(static_cast<EventKind>(k));
+    ASSERT_NE(spec, nullptr) << int(k);
+    EXPECT_EQ(spec->kind, static_cast<EventKind>(k)) << spec->ev;
+    EXPECT_EQ(event_kind(spec->ev), spec->kind) << spec->ev;
+    EXPECT_EQ(find_event_spec(spec->ev), spec) << spec->ev;
+    EXPECT_EQ(is_lane_event(spec->kind), spec->ev.rfind("lane.", 0) == 0) << spec->ev;
+    EXPECT_EQ(is_fl_event(spec->kind), spec->ev.rfind("fl.", 0) == 0) << spec->ev;
+    EXPECT_EQ(is_turn_event(spec->kind), spec->ev.rfind("turn.", 0) == 0) << spec->ev;
+    for (const FieldSpec& f : spec->fields) {
+      EXPECT_NE(f.known, 0) << spec->ev << " " << f.name;
+      EXPECT_EQ(f.known, trace_names::known_field(f.name)) << f.name;
+      numbers.insert(f.known);
+    }
+    ++kinds;
+  }
+  EXPECT_EQ(kinds, 27u);
+  for (const char* name : {"seq", "ev", "fiber"}) numbers.insert(trace_names::known_field(name));
+  EXPECT_EQ(numbers.size(), std::size_t{trace_names::kCount});  // one number per name, none unused
+  for (const char* other : {"", "lane.", "lane.submitx", "turn", "trace ", "Lane.submit"})
+    EXPECT_EQ(event_kind(other), EventKind::kUnknown) << other;
+  for (const char* other : {"", "Seq", "seq ", "lanes", "x"}) EXPECT_EQ(trace_names::known_field(other), 0) << other;
+  // A line with other fields and a repeated number-less name reads as JSON does.
+  auto parsed = parse_trace_text(R"({"seq":1,"ev":"trace","format":1,"impl":"t","zz":1,"lanex":"a"})" "\n"
+                                 R"({"seq":2,"ev":"end","status":"quiescent"})", "t");
+  ASSERT_TRUE(std::holds_alternative<Trace>(parsed));
+  const Event& header = std::get<Trace>(parsed).events.at(0);
+  EXPECT_EQ(header.kind, EventKind::kTrace);
+  EXPECT_EQ(header.value("zz"), 1);
+  EXPECT_EQ(header.str("lanex"), "a");
+  EXPECT_EQ(header.find("lane"), nullptr);
 }
 
 }  // namespace
