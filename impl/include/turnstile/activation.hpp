@@ -78,8 +78,10 @@
 // activation and what is still alive.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <concepts>
 #include <condition_variable>
 #include <cstdint>
@@ -391,7 +393,7 @@ class Activation final : public ActivationBase {
     } start_after;
     // Storage of the detail::TurnMarkerFrame built in start_call (owned by its
     // references, not by this record: see TurnMarkerFrame).
-    alignas(detail::TurnMarkerFrame) unsigned char marker_frame[sizeof(detail::TurnMarkerFrame)];
+    alignas(detail::TurnMarkerFrame) std::array<std::byte, sizeof(detail::TurnMarkerFrame)> marker_frame;
   };
 
   // [TURN-1.3] a plain body becomes the coroutine body that calls it: both

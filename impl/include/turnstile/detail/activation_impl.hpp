@@ -50,7 +50,7 @@ auto Activation<State>::start_call(std::string method, F body, bool serial,
   // the caller's position: no lane marker, and its own turn marker ([FL-3.8]
   // table), bound by the frame in the call's record for the whole fiber.
   detail::FrameRef start = detail::clear_position(detail::current_context());
-  auto* frame = new (pending->marker_frame) detail::TurnMarkerFrame(start.release(), pending);
+  auto* frame = new (pending->marker_frame.data()) detail::TurnMarkerFrame(start.release(), pending);
   detail::FrameRef marked = detail::FrameRef::adopt(frame);  // [FRAME-I2] owns `start` now
   detail::FiberRoot root = run_turn<R, F>(this, pending);
   if (serial) {
