@@ -236,7 +236,7 @@ void ActivationBase::disarm_watchdog(std::unique_lock<std::mutex>& lock) {
 // On the scheduler, as the watchdog's item: reports every running turn that
 // has run longer than slow_turn and was not reported, then re-arms for the
 // oldest turn left to watch.
-void ActivationBase::watchdog_fired(Watchdog* fired) {
+void ActivationBase::watchdog_fired(const Watchdog* fired) {
   std::unique_lock lock(turns_mu_);
   if (fired != watch_.get()) return;  // not the armed entry (never expected)
   watch_armed_ = false;

@@ -43,13 +43,14 @@ struct LiveTurn {
 // spec: [TURN-4.2]
 RC_GTEST_PROP(TurnsWatchdogProperty, ASlowTurnIsReportedWhileItRuns, ()) {
   const auto ops = *vector_of<LiveOp>(1, 30, rc::gen::build<LiveOp>(
-      rc::gen::set(&LiveOp::kind, rc::gen::inRange(0, 3)),
+      rc::gen::set(&LiveOp::kind, rc::gen::cast<int>(uniform_in(0, 2))),
       rc::gen::set(&LiveOp::arg, uniform_in(0, 15)))).as("program");
   constexpr auto kSlow = milliseconds(50);
   ManualScheduler ms;
   std::vector<std::unique_ptr<LiveTurn>> turns;
   std::map<std::string, int> reports;
   std::map<std::string, bool> reported_running;  // the report came while the turn ran
+  bool missed = false;  // a running turn past its deadline that was not reported
   {
     ActivationOptions o;
     o.slow_turn = kSlow;
@@ -83,15 +84,16 @@ RC_GTEST_PROP(TurnsWatchdogProperty, ASlowTurnIsReportedWhileItRuns, ()) {
       for (const auto& tp : turns) {
         const LiveTurn& t = *tp;
         if (!t.started || t.ended || ms.now() - t.start <= kSlow) continue;
-        RC_ASSERT(reports.count(t.name) == 1u);  // due while it runs: the watchdog reported it
-        RC_ASSERT(reported_running.at(t.name));
+        // Due while it runs: the watchdog has reported it, while it ran.
+        missed = missed || reports.count(t.name) == 0u || !reported_running[t.name];
       }
     }
-    for (auto& t : turns) t->release.set();
+    for (auto& t : turns) t->release.set();  // checked below, once no turn runs
     ms.run_until_idle();
     RC_ASSERT(a.running() == 0u);
     RC_ASSERT(ms.timers() == 0u);  // [RT-8.4] no turn runs: the watchdog is cancelled
   }
+  RC_ASSERT(!missed);
   for (const auto& [method, n] : reports) RC_ASSERT(n == 1);
   RC_CLASSIFY(!reports.empty(), "some turn reported");
 }

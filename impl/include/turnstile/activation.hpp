@@ -260,7 +260,7 @@ class ActivationBase {
   void report_slow(const std::string& method, std::chrono::nanoseconds elapsed);
   void arm_watchdog(std::chrono::nanoseconds after, Scheduler::Clock::time_point base);
   void disarm_watchdog(std::unique_lock<std::mutex>& lock);
-  void watchdog_fired(Watchdog* fired);
+  void watchdog_fired(const Watchdog* fired);
   ActivationOptions::Clock::time_point now() const;
 
   std::string id_;
