@@ -19,15 +19,16 @@
 //
 // How the product is modelled (Activation::start_call / run_turn,
 // detail/activation_impl.hpp):
-//  - call(): `mine = chain.attach(prev)` on the calling thread.
-//  - The turn: if prev is not null, wait for prev->settled like the product's
-//    CompletionAwaiter: try_add_waiter() with a node allocated on the turn's
-//    thread; false means the predecessor has settled already and the turn runs
-//    at once on this thread; true means it is resumed by notify(). notify() posts
-//    the waiting turn back to its own thread (a mutex + condition variable stand
-//    in for the strand's queue, as in completion_model.cpp), as the product's
-//    CompletionAwaiter::notify() posts the fiber; the node is freed when the turn
-//    resumes. Running the successor inline inside notify() on the settling thread
+//  - call(): `mine = chain.attach(prev)` on the calling thread; then, if prev is
+//    not null, the call's waiting node (the product's Call::StartAfter, in the
+//    call's record) is published on prev->settled with try_add_waiter(), still
+//    on the calling thread. False means the predecessor has settled already and
+//    the turn may start at once (the product posts its start now); true means
+//    its start is posted by notify(). notify() posts the turn to its own thread
+//    (a mutex + condition variable stand in for the strand's queue, as in
+//    completion_model.cpp), as the product's StartAfter::notify() posts the turn
+//    fiber's start to the strand; the node is freed once the turn has started
+//    (the product frees it with the call's record, after the turn). Running the successor inline inside notify() on the settling thread
 //    would be less honest: the product never does that, and it would order the
 //    successor's whole turn before the rest of settle() (the settler's release of
 //    its own link), hiding exactly the reference-count race this model is for.
@@ -108,7 +109,7 @@ struct Harness {
   TurnRecord rec[kMaxTurns];
 };
 
-// The turn's node on prev->settled: the product's CompletionAwaiter.
+// The call's node on prev->settled: the product's Call::StartAfter.
 class PredecessorWaiter final : public Completion::Waiter {
  public:
   explicit PredecessorWaiter(TurnRecord& rec) : rec_(rec) {}
@@ -126,27 +127,31 @@ struct Call {
   int id = -1;
   Link* prev = nullptr;
   Link* mine = nullptr;
+  PredecessorWaiter* waiter = nullptr;  // published on prev->settled (when prev is set)
 };
 
-// call(): attach to the tail now, whenever the turn runs [TURN-2.2].
+// call(): attach to the tail now, whenever the turn runs [TURN-2.2], and wait
+// on the predecessor's settle from here: its notify() starts the turn.
 Call call(Harness& h, int id) {
   Call c;
   c.id = id;
   c.mine = h.chain.attach(c.prev);
-  h.rec[id].mine.store(c.mine);
+  TurnRecord& r = h.rec[id];
+  r.mine.store(c.mine);
+  if (c.prev != nullptr) {
+    c.waiter = new PredecessorWaiter(r);
+    r.waited.store(c.prev->settled.try_add_waiter(c.waiter));  // false: settled, start now
+  }
   return c;
 }
 
-// The turn, as Activation::run_turn: wait for the predecessor, release it, run,
-// settle.
+// The turn, as Activation::run_turn: starts once the predecessor settled (its
+// start posted by notify(), or at once), releases it, runs, settles.
 void run_turn(Harness& h, const Call& c) {
   TurnRecord& r = h.rec[c.id];
   if (c.prev != nullptr) {
-    auto* w = new PredecessorWaiter(r);
-    const bool waited = c.prev->settled.try_add_waiter(w);
-    r.waited.store(waited);
-    if (waited) r.resume.wait();  // false: prev settled meanwhile, run at once
-    delete w;                     // the awaiter dies when the turn resumes
+    if (r.waited.load()) r.resume.wait();  // the start, posted by the settle
+    delete c.waiter;                       // notified (or never published): unused now
   }
 
   // [TURN-2.2] start in attach order; prev is still held here, so comparing
@@ -228,6 +233,7 @@ struct CallThenRunElsewhere : rl::test_suite<CallThenRunElsewhere, 3> {
   Sync::atomic<int> b_ready{0};
   Sync::var<Link*> b_prev{nullptr};
   Sync::var<Link*> b_mine{nullptr};
+  Sync::var<PredecessorWaiter*> b_waiter{nullptr};
 
   void thread(unsigned idx) {
     if (idx == 0) {
@@ -236,6 +242,7 @@ struct CallThenRunElsewhere : rl::test_suite<CallThenRunElsewhere, 3> {
       const Call b = call(h, 1);
       b_prev.store(b.prev);
       b_mine.store(b.mine);
+      b_waiter.store(b.waiter);
       b_ready.store(1, std::memory_order_release);  // B's turn starts elsewhere
       run_turn(h, a);
     } else if (idx == 1) {
@@ -247,6 +254,7 @@ struct CallThenRunElsewhere : rl::test_suite<CallThenRunElsewhere, 3> {
       b.id = 1;
       b.prev = b_prev.load();
       b.mine = b_mine.load();
+      b.waiter = b_waiter.load();
       RL_ASSERT(b.prev != nullptr);  // A was attached before B
       run_turn(h, b);
     }

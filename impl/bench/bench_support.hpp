@@ -21,6 +21,16 @@
 // on the thread that runs the benchmark loop. Use it only for loops whose work
 // stays on that thread (plain thread, sync_wait's private loop, ManualScheduler,
 // Boost.Fiber on one thread).
+//
+// For work spread over a pool's carriers, process_allocations() sums every
+// thread's count (each thread still writes only its own slot), and
+//
+//   const auto a0 = turnstile_bench::process_allocations();
+//   for (auto _ : state) { ... kPerIter units ... }
+//   turnstile_bench::report_process_allocations(state, a0, kPerIter, "allocs_per_turn");
+//
+// reports allocations per unit of work (per turn, per lane item). Read it after
+// the work has finished on every thread (the carriers are idle or joined).
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -42,6 +52,16 @@ std::uint64_t thread_allocations() noexcept;
 inline void report_allocations(benchmark::State& state, std::uint64_t before) {
   state.counters["allocs_per_iter"] = benchmark::Counter(
       static_cast<double>(thread_allocations() - before), benchmark::Counter::kAvgIterations);
+}
+
+// operator new calls made by every thread of the process so far.
+std::uint64_t process_allocations() noexcept;
+
+inline void report_process_allocations(benchmark::State& state, std::uint64_t before,
+                                       double per_iteration, const char* name) {
+  const double iterations = static_cast<double>(state.iterations()) * per_iteration;
+  if (iterations > 0)
+    state.counters[name] = static_cast<double>(process_allocations() - before) / iterations;
 }
 
 }  // namespace turnstile_bench

@@ -10,6 +10,9 @@
 //                                    co_awaits nothing (Y=0) or one yield() (Y=1)
 //   BM_Turn_RoundTripManual          the round trip on a ManualScheduler this thread
 //                                    drives: CPU cost and allocations of one turn
+// Counters: allocs_per_iter (ManualScheduler loops: this thread's operator new
+// calls per iteration), allocs_per_turn / allocs_per_item (pool loops: every
+// thread's calls, per turn or lane item, read once the carriers are joined).
 // Baselines (same pool shape, same loops):
 //   BM_Base_LaneRunRoundTrip/carriers:N  a fiber awaits lane.run(++n), one at a time
 //   BM_Base_LaneRunManual                the same on a ManualScheduler (CPU, allocations)
@@ -18,6 +21,7 @@
 // it) and reports a lost turn with SkipWithError.
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -51,11 +55,13 @@ Task<> read_counter(Act& act, long& out) {
 // ------------------------------------------------------------ one turn in flight
 
 // count_allocs: only where the loop stays on this thread (a ManualScheduler).
-Task<> turn_round_trips(benchmark::State& state, Act& act, long& seen, bool count_allocs) {
+Task<> turn_round_trips(benchmark::State& state, Act& act, long& seen, bool count_allocs,
+                        std::uint64_t& process_a0) {
   auto tick = [](TurnContext<Counter>& ctx) -> Task<> {
     ++ctx.state().n;
     co_return;
   };
+  process_a0 = turnstile_bench::process_allocations();
   const auto a0 = turnstile_bench::thread_allocations();
   for (auto _ : state) {
     Task<> t = act.call("tick", tick);
@@ -67,15 +73,19 @@ Task<> turn_round_trips(benchmark::State& state, Act& act, long& seen, bool coun
 }
 void BM_Turn_RoundTrip(benchmark::State& state) {
   long seen = -1;
+  std::uint64_t a0 = 0;
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
   Act act("bench", Counter{}, {}, *pool);
-  sync_wait(*pool, turn_round_trips(state, act, seen, false));
+  sync_wait(*pool, turn_round_trips(state, act, seen, false, a0));
   pool.reset();  // joins the carriers: every turn's fiber has finished
+  turnstile_bench::report_process_allocations(state, a0, 1, "allocs_per_turn");
   check(state, seen == static_cast<long>(state.iterations()), "lost turn");
   state.SetItemsProcessed(state.iterations());
 }
 
-Task<> lane_round_trips(benchmark::State& state, StateLane& lane, long& work, bool count_allocs) {
+Task<> lane_round_trips(benchmark::State& state, StateLane& lane, long& work, bool count_allocs,
+                        std::uint64_t& process_a0) {
+  process_a0 = turnstile_bench::process_allocations();
   const auto a0 = turnstile_bench::thread_allocations();
   for (auto _ : state) {
     Task<> t = lane.run([&work] { ++work; });
@@ -85,10 +95,12 @@ Task<> lane_round_trips(benchmark::State& state, StateLane& lane, long& work, bo
 }
 void BM_Base_LaneRunRoundTrip(benchmark::State& state) {
   long work = 0;  // lane-owned
+  std::uint64_t a0 = 0;
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
   StateLane lane("bench", *pool);
-  sync_wait(*pool, lane_round_trips(state, lane, work, false));
+  sync_wait(*pool, lane_round_trips(state, lane, work, false, a0));
   pool.reset();
+  turnstile_bench::report_process_allocations(state, a0, 1, "allocs_per_item");
   check(state, work == static_cast<long>(state.iterations()), "lost turn");
   state.SetItemsProcessed(state.iterations());
 }
@@ -99,8 +111,9 @@ void BM_Turn_RoundTripManual(benchmark::State& state) {
   long seen = -1;
   ManualScheduler manual;
   {
+    std::uint64_t unused = 0;
     Act act("bench", Counter{}, {}, manual);
-    sync_wait(manual, turn_round_trips(state, act, seen, true));
+    sync_wait(manual, turn_round_trips(state, act, seen, true, unused));
     manual.run_until_idle();  // every turn's fiber has finished
   }
   check(state, seen == static_cast<long>(state.iterations()), "lost turn");
@@ -109,8 +122,9 @@ void BM_Base_LaneRunManual(benchmark::State& state) {
   long work = 0;
   ManualScheduler manual;
   {
+    std::uint64_t unused = 0;
     StateLane lane("bench", manual);
-    sync_wait(manual, lane_round_trips(state, lane, work, true));
+    sync_wait(manual, lane_round_trips(state, lane, work, true, unused));
     manual.run_until_idle();
   }
   check(state, work == static_cast<long>(state.iterations()), "lost turn");
@@ -119,7 +133,7 @@ void BM_Base_LaneRunManual(benchmark::State& state) {
 // ------------------------------------------------------------ batches (turns/s)
 
 Task<> turn_batches(benchmark::State& state, Act& act, const char* method, bool yield_once,
-                    long& seen) {
+                    long& seen, std::uint64_t& process_a0) {
   auto plain = [](TurnContext<Counter>& ctx) -> Task<> {
     ++ctx.state().n;
     co_return;
@@ -130,6 +144,7 @@ Task<> turn_batches(benchmark::State& state, Act& act, const char* method, bool 
   };
   std::vector<Task<>> pending;
   pending.reserve(kTurnBatch);
+  process_a0 = turnstile_bench::process_allocations();
   for (auto _ : state) {
     for (int i = 0; i < kTurnBatch; ++i)
       pending.push_back(yield_once ? act.call(method, yielding) : act.call(method, plain));
@@ -145,17 +160,20 @@ void turn_batch_bench(benchmark::State& state, bool interleaved) {
   ActivationOptions options;
   if (interleaved) options.interleaved_methods = {"peek"};
   Act act("bench", Counter{}, options, *pool);
-  sync_wait(*pool, turn_batches(state, act, interleaved ? "peek" : "tick", state.range(0) != 0, seen));
+  std::uint64_t a0 = 0;
+  sync_wait(*pool, turn_batches(state, act, interleaved ? "peek" : "tick", state.range(0) != 0, seen, a0));
   pool.reset();
+  turnstile_bench::report_process_allocations(state, a0, kTurnBatch, "allocs_per_turn");
   check(state, seen == static_cast<long>(state.iterations()) * kTurnBatch, "lost turn");
   state.SetItemsProcessed(state.iterations() * kTurnBatch);
 }
 void BM_Turn_Serial(benchmark::State& state) { turn_batch_bench(state, false); }
 void BM_Turn_Interleaved(benchmark::State& state) { turn_batch_bench(state, true); }
 
-Task<> lane_batches(benchmark::State& state, StateLane& lane, long& work) {
+Task<> lane_batches(benchmark::State& state, StateLane& lane, long& work, std::uint64_t& process_a0) {
   std::vector<Task<>> pending;
   pending.reserve(kTurnBatch);
+  process_a0 = turnstile_bench::process_allocations();
   for (auto _ : state) {
     for (int i = 0; i < kTurnBatch; ++i) pending.push_back(lane.run([&work] { ++work; }));
     for (auto& t : pending) co_await std::move(t);
@@ -166,8 +184,10 @@ void BM_Base_LaneRunBatch(benchmark::State& state) {
   long work = 0;
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
   StateLane lane("bench", *pool);
-  sync_wait(*pool, lane_batches(state, lane, work));
+  std::uint64_t a0 = 0;
+  sync_wait(*pool, lane_batches(state, lane, work, a0));
   pool.reset();
+  turnstile_bench::report_process_allocations(state, a0, kTurnBatch, "allocs_per_item");
   check(state, work == static_cast<long>(state.iterations()) * kTurnBatch, "lost turn");
   state.SetItemsProcessed(state.iterations() * kTurnBatch);
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "timer_queue.hpp"
 #include "turnstile/host.hpp"
 
 namespace turnstile {
@@ -145,81 +146,155 @@ ActivationOptions::Clock::time_point ActivationBase::now() const {
   return options_.clock ? options_.clock() : strand_->now();  // [TURN-4.2] the scheduler's clock
 }
 
-ActivationBase::RunningTurn* ActivationBase::turn_started(const std::string& method,
-                                                          std::string_view trace_call) {
+// The activation's one watchdog timer entry [TURN-4.2]: armed on the
+// underlying scheduler, not the strand, so a turn blocking its carrier is still
+// reported while it runs. Re-armed (the same entry) after a cancel that took it
+// out of its queue; a fresh entry replaces it otherwise.
+class ActivationBase::Watchdog final : public detail::TimerEntry, public Runnable {
+ public:
+  explicit Watchdog(ActivationBase* owner) noexcept : owner_(owner) {}
+  Runnable& make_due(std::shared_ptr<TimerEntry> self) noexcept override {
+    self_ = std::move(self);  // alive until run() [RT-8.2]
+    return *this;
+  }
+  void run() noexcept override {
+    const std::shared_ptr<TimerEntry> keep = std::exchange(self_, nullptr);
+    int expected = kDue;
+    // acq_rel / acquire: pairs with the compare-exchange in disarm_watchdog();
+    // exactly one of them leaves kDue. Cancelled while posted: the owner may be
+    // gone, touch nothing but this entry.
+    if (!state.compare_exchange_strong(expected, kFired, std::memory_order_acq_rel,
+                                       std::memory_order_acquire))
+      return;
+    owner_->watchdog_fired(this);  // the owner's last settle waits for it [TURN-4.2]
+  }
+
+ private:
+  ActivationBase* const owner_;
+  std::shared_ptr<TimerEntry> self_;  // set when posted, taken by run()
+};
+
+void ActivationBase::turn_started(RunningTurn& t, const std::string& method,
+                                  std::string_view trace_call) {
   running_.fetch_add(1, std::memory_order_relaxed);
-  auto t = std::make_unique<RunningTurn>();
-  t->method = &method;
-  t->started = now();
-  t->trace_call = trace_call;
-  RunningTurn* raw = t.get();
+  t.method = &method;
+  t.trace_call = trace_call;
+  const auto started = now();
   std::lock_guard lock(turns_mu_);
-  turns_.push_back(std::move(t));
-  arm_watchdog(*raw, options_.slow_turn);  // [TURN-4.2] a watchdog that needs no user call
-  return raw;
+  t.started = started;
+  t.older = newest_;  // start order: turns start one at a time, on the strand
+  if (newest_ != nullptr) newest_->newer = &t; else oldest_ = &t;
+  newest_ = &t;
+  // [TURN-4.2] a watchdog that needs no user call: armed for this turn unless
+  // it is armed already, for an older turn (whose deadline comes first).
+  if (!watch_armed_)
+    arm_watchdog(options_.slow_turn, options_.clock ? strand_->now() : started);
 }
 
-// turns_mu_ held: a watchdog that fires at once waits for its handle to be stored.
-void ActivationBase::arm_watchdog(RunningTurn& t, std::chrono::nanoseconds after) {
-  // On the underlying scheduler, not the strand: a turn blocking its carrier
-  // is still reported while it runs. Due at the first instant the turn has run
-  // *longer* than slow_turn on the scheduler's clock ([TURN-4.2], [RT-8.1]).
+// turns_mu_ held: a watchdog that fires at once waits for the lock. Due at the
+// first instant a turn started `after` ago has run *longer* than slow_turn on
+// the scheduler's clock ([TURN-4.2], [RT-8.1]); `base` is that clock's now.
+void ActivationBase::arm_watchdog(std::chrono::nanoseconds after, Scheduler::Clock::time_point base) {
   Scheduler& s = strand_->underlying();
-  const auto base = s.now();
   const auto room = Scheduler::Clock::time_point::max() - base;
   const auto deadline = after >= room ? Scheduler::Clock::time_point::max()
                                       : base + after + std::chrono::nanoseconds(1);
-  t.watch_busy = true;
-  t.watchdog = s.call_at(deadline, [this, &t] { watchdog_fired(t); });
+  if (!watch_ || !watch_reusable_) watch_ = std::make_shared<Watchdog>(this);
+  watch_reusable_ = false;
+  // Not in any queue (new, or taken out by a remove() under the queue's mutex,
+  // which the arm below takes again): plain writes, published by that arm.
+  watch_->state.store(detail::TimerEntry::kArmed, std::memory_order_relaxed);
+  watch_->deadline = deadline;
+  watch_->target = &s;  // [RT-8.2] its report runs as an item of the scheduler
+  watch_armed_ = true;
+  s.arm_timer(watch_);
 }
 
-// `t` is alive: turn_settled waits while t.watch_busy, unless it cancelled us.
-void ActivationBase::watchdog_fired(RunningTurn& t) {
+// turns_mu_ held (through `lock`), the last running turn settled: cancel the
+// watchdog [RT-8.4]. If it fires right now, wait for that run: it finds no turn
+// and stands down, after which the activation may be destroyed.
+void ActivationBase::disarm_watchdog(std::unique_lock<std::mutex>& lock) {
+  if (auto q = watch_->queue.lock(); q && q->remove(*watch_)) {
+    watch_armed_ = false;
+    watch_reusable_ = true;  // out of its queue, never posted: armed again next time
+    return;
+  }
+  int s = detail::TimerEntry::kDue;
+  // acq_rel / acquire: pairs with Watchdog::run's compare-exchange.
+  if (watch_->state.compare_exchange_strong(s, detail::TimerEntry::kCancelled,
+                                            std::memory_order_acq_rel, std::memory_order_acquire) ||
+      s != detail::TimerEntry::kFired) {
+    // Posted and now cancelled (its item does nothing), or dropped with its
+    // scheduler: it never calls back. A fresh entry is armed next time.
+    watch_armed_ = false;
+    watch_.reset();
+    return;
+  }
+  turns_cv_.wait(lock, [this] { return !watch_armed_; });  // watchdog_fired clears it
+}
+
+// On the scheduler, as the watchdog's item: reports every running turn that
+// has run longer than slow_turn and was not reported, then re-arms for the
+// oldest turn left to watch.
+void ActivationBase::watchdog_fired(const Watchdog* fired) {
   std::unique_lock lock(turns_mu_);
-  if (!t.settling && !t.reported) {
-    const auto elapsed = now() - t.started;
-    if (elapsed <= options_.slow_turn) {
-      // An injected clock lags the scheduler's: look again when it may be due.
-      arm_watchdog(t, options_.slow_turn - elapsed);
-      return;
-    }
-    t.reported = true;  // [TURN-4.2] once: check_slow_turns and the settle see it
-    const std::string method = *t.method;
-    const std::string call(t.trace_call);
-    lock.unlock();
-    report_slow(method, elapsed);  // while the turn runs
-    if (!call.empty()) [[unlikely]] trace_turn("turn.slow", call, "by", "watchdog");
-    lock.lock();
+  if (fired != watch_.get()) return;  // not the armed entry (never expected)
+  watch_armed_ = false;
+  struct Late {
+    RunningTurn* turn;
+    std::string method;
+    std::chrono::nanoseconds elapsed;
+    std::string call;
+  };
+  std::vector<Late> late;
+  const auto t_now = now();
+  for (RunningTurn* t = oldest_; t != nullptr; t = t->newer) {
+    const auto elapsed = t_now - t->started;
+    if (t->reported || elapsed <= options_.slow_turn) continue;
+    t->reported = true;   // [TURN-4.2] once: check_slow_turns and the settle see it
+    t->reporting = true;  // its settle waits for the report to return
+    late.push_back({t, *t->method, elapsed, std::string(t->trace_call)});
   }
-  t.watch_busy = false;
-  turns_cv_.notify_all();
+  if (!late.empty()) {
+    lock.unlock();
+    for (const Late& l : late) {
+      report_slow(l.method, l.elapsed);  // while the turn runs
+      if (!l.call.empty()) [[unlikely]] trace_turn("turn.slow", l.call, "by", "watchdog");
+    }
+    lock.lock();
+    for (const Late& l : late) l.turn->reporting = false;  // still running: its settle waits
+  }
+  if (!watch_armed_) {
+    // The oldest turn left to watch. An injected clock that lags the
+    // scheduler's makes this look again when the turn may be due by it.
+    for (RunningTurn* t = oldest_; t != nullptr; t = t->newer) {
+      if (t->reported) continue;
+      const auto left = options_.slow_turn - (now() - t->started);
+      arm_watchdog(std::max(left, std::chrono::nanoseconds(0)), strand_->now());
+      break;
+    }
+  }
+  turns_cv_.notify_all();  // reports returned; a last settle may wait for this run
 }
 
-void ActivationBase::turn_settled(RunningTurn* t) {
-  TimerHandle watchdog;
-  {
-    std::lock_guard lock(turns_mu_);
-    t->settling = true;  // no re-arm, no watchdog report from here on
-    watchdog = std::move(t->watchdog);
-  }
-  // [TURN-4.2] cancel outside turns_mu_; false: a watchdog run started (or the
-  // turn had none), and its report, if any, finishes before the turn settles.
-  const bool cancelled = watchdog.cancel();
-  std::unique_ptr<RunningTurn> mine;
+void ActivationBase::turn_settled(RunningTurn& t) {
+  const auto t_now = now();
   bool report = false;
   std::chrono::nanoseconds elapsed{};
   {
     std::unique_lock lock(turns_mu_);
-    if (!cancelled) turns_cv_.wait(lock, [t] { return !t->watch_busy; });
-    auto it = std::find_if(turns_.begin(), turns_.end(), [t](auto& p) { return p.get() == t; });
-    mine = std::move(*it);
-    turns_.erase(it);
-    elapsed = now() - mine->started;
-    report = !mine->reported && elapsed > options_.slow_turn;  // [TURN-4.2] once per turn
+    // [TURN-4.2] a report of this turn in progress returns before it settles.
+    turns_cv_.wait(lock, [&t] { return !t.reporting; });
+    (t.older != nullptr ? t.older->newer : oldest_) = t.newer;
+    (t.newer != nullptr ? t.newer->older : newest_) = t.older;
+    elapsed = t_now - t.started;
+    report = !t.reported && elapsed > options_.slow_turn;  // [TURN-4.2] once per turn
+    // [TURN-4.2] [RT-8.4] the last running turn settled: no deadline is left.
+    if (oldest_ == nullptr && watch_armed_) disarm_watchdog(lock);
   }
   if (report) {
-    report_slow(*mine->method, elapsed);
-    if (!mine->trace_call.empty()) [[unlikely]] trace_turn("turn.slow", mine->trace_call, "by", "settle");
+    report_slow(*t.method, elapsed);
+    if (!t.trace_call.empty()) [[unlikely]] trace_turn("turn.slow", t.trace_call, "by", "settle");
   }
   completed_.fetch_add(1, std::memory_order_relaxed);
   running_.fetch_sub(1, std::memory_order_relaxed);
@@ -237,9 +312,9 @@ void ActivationBase::check_slow_turns() {
   {
     std::lock_guard lock(turns_mu_);
     const auto t_now = now();
-    for (const auto& t : turns_) {
+    for (RunningTurn* t = oldest_; t != nullptr; t = t->newer) {
       const auto elapsed = t_now - t->started;
-      if (!t->reported && !t->settling && elapsed > options_.slow_turn) {
+      if (!t->reported && elapsed > options_.slow_turn) {
         t->reported = true;  // [TURN-4.2] once per slow turn
         late.push_back({*t->method, elapsed, std::string(t->trace_call)});
       }

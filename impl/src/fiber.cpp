@@ -75,14 +75,20 @@ void start_fiber(Scheduler& s, Task<> task, FrameRef ctx, FiberDone on_done,
         "turnstile: an empty Task (default-constructed, moved from, or already started) was "
         "handed to detach, Scope::spawn or sync_wait [RT-1.6]");
   FiberRoot root = run_fiber(std::move(task), std::move(on_done));
+  s.post(prepare_fiber(s, root, std::move(ctx), std::move(trace_name)));  // [RT-3.3] posted
+}
+
+Runnable& prepare_fiber(Scheduler& s, FiberRoot root, FrameRef ctx, std::string trace_name) noexcept {
   auto& p = root.handle.promise();
   p.state.scheduler = &s;
   p.state.home = &s;
   s.fiber_started();
   p.state.context = std::move(ctx);
   p.state.trace_name = std::move(trace_name);
-  s.post(p);  // [RT-3.3] the start is posted, never run inline
+  return p;
 }
+
+void finish_fiber() noexcept { current_fiber()->home->fiber_finished(); }
 
 std::string trace_spawn(bool structured) {
   std::string child = trace::take_label_or_id();

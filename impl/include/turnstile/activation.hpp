@@ -47,12 +47,15 @@
 //     caller's position: StateLane::current() is null in it, whatever lane
 //     turn made the call, and its own turn marker is set.
 //   - Slow turns: a turn that runs longer than `slow_turn` is reported once,
-//     to `on_slow_turn` ([TURN-4.2]): while it runs, by a watchdog armed on the
-//     scheduler's timer when the turn starts (cancelled when it settles), or
-//     by check_slow_turns() / Host::check_slow_turns(), or else at settle. The
-//     watchdog's report runs as an item of the activation's underlying
-//     scheduler (not its strand, so a turn that blocks its carrier is still
-//     reported); a turn settling meanwhile waits for that report to return.
+//     to `on_slow_turn` ([TURN-4.2]): while it runs, by the activation's
+//     watchdog, or by check_slow_turns() / Host::check_slow_turns(), or else at
+//     settle. The watchdog is one timer per activation on the scheduler's timer:
+//     armed when a turn starts and none is armed, always for the oldest running
+//     turn not yet reported (so each turn is reported at its own deadline), and
+//     cancelled when the last running turn settles. Its report runs as an item
+//     of the activation's underlying scheduler (not its strand, so a turn that
+//     blocks its carrier is still reported); a turn settling meanwhile waits
+//     for that report to return.
 //
 // Where a continuation resumes: the caller of call() resumes in a step posted
 // to its own fiber's scheduler once the turn has settled ([RT-4.2]). Turn
@@ -75,8 +78,10 @@
 // activation and what is still alive.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <concepts>
 #include <condition_variable>
 #include <cstdint>
@@ -155,6 +160,24 @@ struct TurnMarker : WaitGraph::Node {
 };
 using TurnMarkerRef = std::shared_ptr<const TurnMarker>;
 const FiberLocal<TurnMarkerRef>& turn_marker() noexcept;
+
+// The frame that binds turn_marker() to a call for its turn, embedded in the
+// call's record instead of allocated ([FL-3.8]): the turn's fiber starts with it
+// as its context head. Its value owns the record (a reference to the record that
+// holds the frame), so the record lives while the frame is held (by the fiber, a
+// child, a snapshot); the last release of the frame drops that reference
+// ([FRAME-I3]), which may free the record and the frame with it.
+class TurnMarkerFrame final : public TypedFrame<TurnMarkerRef> {
+ public:
+  TurnMarkerFrame(Frame* prev_adopted, TurnMarkerRef record) noexcept
+      : TypedFrame<TurnMarkerRef>(&turn_marker(), prev_adopted, std::move(record)) {}
+
+ protected:
+  void destroy() noexcept override {
+    TurnMarkerRef last = take_value();  // [FRAME-I3] no holder is left: nobody reads it
+    this->~TurnMarkerFrame();
+  }  // `last` dropped here: it may free the record, and this frame with it
+};
 using TurnChain = BasicTurnChain<StdSync>;
 
 // The await of a call's result ([TURN-7.1]): records that the current fiber's
@@ -196,18 +219,20 @@ class ActivationBase {
   bool is_interleaved(const std::string& method) const;
 
  protected:
-  // One running turn's slow-turn watch [TURN-4.2]; fields guarded by turns_mu_.
+  // One running turn's slow-turn watch [TURN-4.2], kept in its call's record
+  // (no allocation) and linked into the running list, oldest first, from
+  // turn_started to turn_settled. Fields guarded by turns_mu_.
   struct RunningTurn {
     const std::string* method = nullptr;
     ActivationOptions::Clock::time_point started{};
     bool reported = false;   // one report per turn, whoever makes it
-    bool settling = false;   // set first by turn_settled: the watchdog stands down
-    bool watch_busy = false; // a watchdog is armed or running for this turn
-    TimerHandle watchdog;    // the armed deadline, cancelled at settle
+    bool reporting = false;  // the watchdog reports it now: its settle waits
     std::string_view trace_call;  // [TRACE-4.3] the call's id while traced
+    RunningTurn* older = nullptr;  // the running list
+    RunningTurn* newer = nullptr;
   };
-  RunningTurn* turn_started(const std::string& method, std::string_view trace_call = {});
-  void turn_settled(RunningTurn* t);
+  void turn_started(RunningTurn& t, const std::string& method, std::string_view trace_call = {});
+  void turn_settled(RunningTurn& t);
   // [TRACE-4.3] turn events, called only while the sink is on. trace_call emits
   // turn.call (turn.reentry when `task` is set) and returns the call id.
   std::string trace_call(const std::string& method, bool serial, std::string_view task) const;
@@ -230,16 +255,29 @@ class ActivationBase {
   std::size_t tasks() const noexcept { return tasks_.load(std::memory_order_relaxed); }
 
  private:
+  // The activation's one watchdog timer entry [TURN-4.2] (activation.cpp).
+  class Watchdog;
   void report_slow(const std::string& method, std::chrono::nanoseconds elapsed);
-  void arm_watchdog(RunningTurn& t, std::chrono::nanoseconds after);
-  void watchdog_fired(RunningTurn& t);
+  void arm_watchdog(std::chrono::nanoseconds after, Scheduler::Clock::time_point base);
+  void disarm_watchdog(std::unique_lock<std::mutex>& lock);
+  void watchdog_fired(const Watchdog* fired);
   ActivationOptions::Clock::time_point now() const;
 
   std::string id_;
   ActivationOptions options_;
   std::mutex turns_mu_;
-  std::condition_variable turns_cv_;  // a watchdog run ended (watch_busy cleared)
-  std::vector<std::unique_ptr<RunningTurn>> turns_;  // guarded by turns_mu_
+  std::condition_variable turns_cv_;  // a watchdog report or run ended
+  // The running turns, oldest first (guarded by turns_mu_).
+  RunningTurn* oldest_ = nullptr;
+  RunningTurn* newest_ = nullptr;
+  // One watchdog per activation, not per turn [TURN-4.2]: while any turn runs it
+  // is armed for the oldest turn not yet reported (an older turn's deadline is
+  // never later than a younger one's), and it is cancelled when the last running
+  // turn settles. When it fires it reports every running turn that is due and
+  // re-arms for the oldest one left. Guarded by turns_mu_.
+  std::shared_ptr<Watchdog> watch_;
+  bool watch_armed_ = false;     // watch_ is in a timer queue, due, or firing
+  bool watch_reusable_ = false;  // watch_ was taken out of its queue unfired: re-arm it
 };
 
 template <class State>
@@ -333,13 +371,29 @@ class Activation final : public ActivationBase {
   friend class TurnContext<State>;
   friend class TaskContext<State>;
 
+  // A call's record, one allocation: the call's node in the wait graph (its
+  // turn marker), its body, result, watch record, chain links and the frame
+  // that binds its marker in the turn's fiber.
   template <class R, class F>
-  struct Call {
-    Call(F b, detail::TurnMarkerRef n) : body(std::move(b)), node(std::move(n)) {}
-    F body;  // kept alive until the turn settles [TURN-2.2]
-    detail::TurnMarkerRef node;  // the call's node; its marker while the turn runs
+  struct Call final : detail::TurnMarker {
+    Call(Activation* a, std::string m, bool serial, F b)
+        : detail::TurnMarker(&a->wait_lane_, &a->id(), std::move(m), serial), body(std::move(b)) {}
+    std::optional<F> body;  // kept alive until the turn settles [TURN-2.2]
     Promise<R> result;
     std::string trace_call;  // [TRACE-4.3] empty while the sink is off
+    RunningTurn running;     // [TURN-4.2] its watch while the turn runs
+    detail::TurnChain::Link* prev = nullptr;  // [CHAIN-I2] serial: the link it starts after
+    detail::TurnChain::Link* mine = nullptr;  // serial: its own link, settled as it ends
+    // [CHAIN-I2] A serial call queued behind an unsettled link waits as this
+    // node on the link's completion word; its notify posts the turn's start.
+    struct StartAfter final : detail::Completion::Waiter {
+      Strand* strand = nullptr;
+      Runnable* start = nullptr;  // the turn fiber's start step
+      void notify() noexcept override { strand->post(*start); }  // [RT-4.2] posted
+    } start_after;
+    // Storage of the detail::TurnMarkerFrame built in start_call (owned by its
+    // references, not by this record: see TurnMarkerFrame).
+    alignas(detail::TurnMarkerFrame) std::array<std::byte, sizeof(detail::TurnMarkerFrame)> marker_frame;
   };
 
   // [TURN-1.3] a plain body becomes the coroutine body that calls it: both
@@ -350,14 +404,14 @@ class Activation final : public ActivationBase {
   template <class F>
   auto start_call(std::string method, F body, bool serial, std::string_view trace_task = {})
       -> std::invoke_result_t<F&, TurnContext<State>&>;
+  // The turn: the root coroutine of its own fiber (one frame, detail::prepare_fiber).
   template <class R, class F>
-  static Task<> run_turn(Activation* self, std::shared_ptr<Call<R, F>> call,
-                         detail::TurnChain::Link* prev, detail::TurnChain::Link* mine);
+  static detail::FiberRoot run_turn(Activation* self, std::shared_ptr<Call<R, F>> call);
   // Runs on the awaiting fiber when the call's Task is awaited: the wait check
   // belongs to the co_await, not to call() ([TURN-7.1]).
   template <class R, class F>
   static Task<R> await_result(std::shared_ptr<Call<R, F>> call) {
-    const detail::CallWait wait(*call->node, call->trace_call);  // throws on a cycle [TURN-7.1]
+    const detail::CallWait wait(*call, call->trace_call);  // throws on a cycle [TURN-7.1]
     co_return co_await call->result.take();
   }
   void publish_snapshot() {

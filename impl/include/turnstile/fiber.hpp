@@ -123,6 +123,17 @@ using FiberDone = std::function<void(std::exception_ptr)>;
 // `trace_name` names it in traces ([TRACE-4.3]; empty: named on first event).
 void start_fiber(Scheduler& s, Task<> task, FrameRef ctx, FiberDone on_done,
                  std::string trace_name = {});
+
+// For a runtime coroutine that is itself a fiber's root (it returns FiberRoot,
+// catches everything, and its last statement is finish_fiber()), so the fiber
+// costs one frame: sets up the fiber's state (scheduler and home `s`, context
+// `ctx`, trace name) and counts it on `s` (fiber_started), but does not post its
+// start. Post the returned item to `s`, or have a completion waiter post it,
+// when the fiber may start: never inline ([RT-3.3]).
+Runnable& prepare_fiber(Scheduler& s, FiberRoot root, FrameRef ctx,
+                        std::string trace_name = {}) noexcept;
+// The last statement of such a root: tells the fiber's home it finished.
+void finish_fiber() noexcept;
 // [TRACE-4.3] emits fiber.spawn for a new child and returns its trace name
 // (the pending trace label, or a fresh id). Call only while trace::on().
 std::string trace_spawn(bool structured);

@@ -74,14 +74,19 @@ class UnboundFiberLocal : public std::logic_error {
 namespace detail {
 
 template <class T>
-class TypedFrame final : public Frame {
+class TypedFrame : public Frame {
  public:
   template <class U>
   TypedFrame(const void* key, Frame* prev, U&& v) : Frame(key, prev), value_(std::forward<U>(v)) {}
   const T& value() const noexcept { return value_; }
 
+ protected:
+  // For a subclass's destroy() only: once the last reference is gone nobody
+  // reads the value, so it may be moved out ([FRAME-I3]).
+  T take_value() noexcept(std::is_nothrow_move_constructible_v<T>) { return std::move(value_); }
+
  private:
-  const T value_;  // [FRAME-I1] immutable once published
+  T value_;  // [FRAME-I1] immutable once published (read-only through value())
 };
 
 // Replaces the current context head with `next` for this object's lifetime and

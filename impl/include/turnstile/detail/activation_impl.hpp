@@ -36,8 +36,7 @@ auto Activation<State>::start_call(std::string method, F body, bool serial,
   }
   // [TURN-7.1] call() always queues: whether this call waits for a turn it is
   // part of is decided where it is awaited (detail::CallWait), not here.
-  auto node = std::make_shared<const detail::TurnMarker>(&wait_lane_, &id(), std::move(method), serial);
-  auto pending = std::make_shared<Call<R, F>>(std::move(body), std::move(node));
+  auto pending = std::make_shared<Call<R, F>>(this, std::move(method), serial, std::move(body));
   std::string fiber;
   if (!traced.empty()) [[unlikely]] {  // the turn is a fiber that sees the caller's bindings
     fiber = id() + ":" + traced;
@@ -47,47 +46,59 @@ auto Activation<State>::start_call(std::string method, F body, bool serial,
     pending->trace_call = std::move(traced);
   }
 
-  detail::TurnChain::Link* prev = nullptr;
-  detail::TurnChain::Link* mine = nullptr;
-  if (serial) {
-    queued_.fetch_add(1, std::memory_order_relaxed);
-    mine = chain_.attach(prev);  // [TURN-2.2] arrival order is call order
-  }
   // The turn runs as a fiber on the strand with the caller's bindings, but not
-  // the caller's position: no lane marker, no turn marker ([FL-3.8] table).
+  // the caller's position: no lane marker, and its own turn marker ([FL-3.8]
+  // table), bound by the frame in the call's record for the whole fiber.
   detail::FrameRef start = detail::clear_position(detail::current_context());
-  detail::start_fiber(*strand_, run_turn<R, F>(this, pending, prev, mine), std::move(start),
-                      [](const std::exception_ptr&) noexcept {}, std::move(fiber));
+  auto* frame = new (pending->marker_frame.data()) detail::TurnMarkerFrame(start.release(), pending);
+  detail::FrameRef marked = detail::FrameRef::adopt(frame);  // [FRAME-I2] owns `start` now
+  detail::FiberRoot root = run_turn<R, F>(this, pending);
+  if (serial) {
+    try {
+      pending->mine = chain_.attach(pending->prev);  // [TURN-2.2] arrival order is call order
+    } catch (...) {
+      root.handle.destroy();  // never started: nothing else refers to it
+      throw;
+    }
+    queued_.fetch_add(1, std::memory_order_relaxed);
+  }
+  Runnable& begin = detail::prepare_fiber(*strand_, root, std::move(marked), std::move(fiber));
+  // [CHAIN-I2] a serial turn starts once the link before it has settled: its
+  // start is posted by that settle, or now if it has settled already.
+  auto& after = pending->start_after;
+  after.strand = strand_.get();
+  after.start = &begin;
+  if (pending->prev == nullptr || !pending->prev->settled.try_add_waiter(&after))
+    strand_->post(begin);  // [RT-3.3] posted, never run inline
   return await_result<R, F>(std::move(pending));
 }
 
 template <class State>
 template <class R, class F>
-Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>> call,
-                                   detail::TurnChain::Link* prev, detail::TurnChain::Link* mine) {
-  const detail::TurnMarker& node = *call->node;
+detail::FiberRoot Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>> call) {
+  Call<R, F>& node = *call;  // its marker is bound in this fiber (start_call)
   const bool serial = node.serial();
-  if (prev != nullptr) {
-    co_await detail::CompletionAwaiter(prev->settled);  // [CHAIN-I2] after the previous settles
-    detail::TurnChain::Link::release(prev);
-  }
+  // [CHAIN-I2] started after the previous serial turn settled (start_call).
+  if (node.prev != nullptr) detail::TurnChain::Link::release(node.prev);
   if (serial) self->queued_.fetch_sub(1, std::memory_order_relaxed);  // [TURN-2.3]
-  auto* running = self->turn_started(node.method, call->trace_call);  // [TURN-4.2] arms the watchdog
+  self->turn_started(node.running, node.method, node.trace_call);  // [TURN-4.2] watched from here
   detail::wait_graph().started(node);  // [WAIT-I2] holds the serial lane from here
-  if (!call->trace_call.empty()) [[unlikely]] self->trace_turn("turn.start", call->trace_call, nullptr, {});
-  TurnContext<State> ctx(*self, node.method, call->trace_call);
+  if (!node.trace_call.empty()) [[unlikely]] self->trace_turn("turn.start", node.trace_call, nullptr, {});
   std::exception_ptr error;
   std::optional<std::conditional_t<std::is_void_v<R>, char, R>> value;
   try {
     // The body (and the Scope children it spawns) run under the turn's marker.
+    TurnContext<State> ctx(*self, node.method, node.trace_call);
+    Task<R> body = (*node.body)(ctx);  // a named local: see the GCC co_await pitfall
     if constexpr (std::is_void_v<R>) {
-      co_await detail::turn_marker().where(call->node, [&] { return call->body(ctx); });
+      co_await std::move(body);
     } else {
-      value.emplace(co_await detail::turn_marker().where(call->node, [&] { return call->body(ctx); }));
+      value.emplace(co_await std::move(body));
     }
   } catch (...) {
     error = std::current_exception();  // [TURN-2.5] a throwing turn fails its caller only
   }
+  node.body.reset();  // [TURN-2.2] kept until here: the body's task has finished
   // The bookkeeping runs exactly once, whatever the body did.
   if (serial) {
     try {
@@ -97,17 +108,18 @@ Task<> Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>>
     }
   }
   detail::wait_graph().settled(node);  // [WAIT-I2] before the next serial turn can start
-  self->turn_settled(running);
-  if (!call->trace_call.empty()) [[unlikely]]  // [TRACE-4.3] before the next turn or the caller
-    self->trace_turn("turn.end", call->trace_call, "outcome", error ? "error" : "ok");
-  if (serial) detail::TurnChain::settle(mine);  // [TURN-1.1] the turn ends as its result settles
+  self->turn_settled(node.running);
+  if (!node.trace_call.empty()) [[unlikely]]  // [TRACE-4.3] before the next turn or the caller
+    self->trace_turn("turn.end", node.trace_call, "outcome", error ? "error" : "ok");
+  if (serial) detail::TurnChain::settle(node.mine);  // [TURN-1.1] the turn ends as its result settles
   if (error) {
-    call->result.set_exception(std::move(error));
+    node.result.set_exception(std::move(error));
   } else if constexpr (std::is_void_v<R>) {
-    call->result.set_value();
+    node.result.set_value();
   } else {
-    call->result.set_value(std::move(*value));
+    node.result.set_value(std::move(*value));
   }
+  detail::finish_fiber();  // the fiber's last step; its frame (and `call`) go next
 }
 
 template <class State>
