@@ -21,12 +21,19 @@
 // on the thread that runs the benchmark loop. Use it only for loops whose work
 // stays on that thread (plain thread, sync_wait's private loop, ManualScheduler,
 // Boost.Fiber on one thread).
+//
+// run_in(state, mode, f): runs `f` on this plain thread (Mode::kThread) or as the
+// body of a fiber (Mode::kFiber: sync_wait's private loop on this thread), after
+// checking that the mode is the one asked for (SkipWithError otherwise).
 #pragma once
 
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 #include <type_traits>
+
+#include "turnstile/fiber.hpp"
+#include "turnstile/sync_wait.hpp"
 
 namespace turnstile_bench {
 
@@ -42,6 +49,32 @@ std::uint64_t thread_allocations() noexcept;
 inline void report_allocations(benchmark::State& state, std::uint64_t before) {
   state.counters["allocs_per_iter"] = benchmark::Counter(
       static_cast<double>(thread_allocations() - before), benchmark::Counter::kAvgIterations);
+}
+
+enum class Mode { kThread, kFiber };
+
+template <class F>
+turnstile::Task<> body_task(F* f) {
+  (*f)();
+  co_return;
+}
+
+template <class F>
+void run_in(benchmark::State& state, Mode mode, F f) {
+  auto checked = [&] {
+    if (turnstile::on_fiber() != (mode == Mode::kFiber)) {
+      state.SkipWithError("not running in the requested mode");
+      for (auto _ : state) {
+      }
+      return;
+    }
+    f();
+  };
+  if (mode == Mode::kFiber) {
+    turnstile::sync_wait(body_task(&checked));
+  } else {
+    checked();
+  }
 }
 
 }  // namespace turnstile_bench

@@ -45,12 +45,6 @@ using AsioStrand = asio::strand<asio::io_context::executor_type>;
 
 // ------------------------------------------------------------ run() round trip
 
-Task<> lane_round_trips(benchmark::State& state, StateLane& lane, long& work) {
-  for (auto _ : state) {
-    Task<> t = lane.run([&work] { ++work; });  // a named local: see the GCC co_await pitfall
-    co_await std::move(t);
-  }
-}
 void BM_Lane_RunRoundTrip(benchmark::State& state) {
   long work = 0;  // lane-owned
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
@@ -60,8 +54,11 @@ void BM_Lane_RunRoundTrip(benchmark::State& state) {
   check(state, work == static_cast<long>(state.iterations()), "lost turn");
 }
 
-Task<> mutex_round_trips(benchmark::State& state, MutexLane& lane, long& work) {
+// A fiber posts one item at a time and waits on an Event the item sets; with
+// count_allocs, reports this thread's allocations per iteration.
+Task<> mutex_round_trips(benchmark::State& state, MutexLane& lane, long& work, bool count_allocs) {
   Event done;
+  const auto a0 = thread_allocations();
   for (auto _ : state) {
     lane.post([&work, &done] {
       ++work;
@@ -70,47 +67,19 @@ Task<> mutex_round_trips(benchmark::State& state, MutexLane& lane, long& work) {
     co_await done.wait();
     done.reset();
   }
+  if (count_allocs) report_allocations(state, a0);
 }
 void BM_Base_MutexLaneRoundTrip(benchmark::State& state) {
   long work = 0;
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
   MutexLane lane(*pool);
-  sync_wait(*pool, mutex_round_trips(state, lane, work));
+  sync_wait(*pool, mutex_round_trips(state, lane, work, false));
   pool.reset();
   check(state, work == static_cast<long>(state.iterations()), "lost turn");
 }
 
-struct StrandClient {
-  benchmark::State& state;
-  asio::io_context& ioc;
-  AsioStrand& strand;
-  Flag& finished;
-  long work = 0;     // strand-owned
-  long resumed = 0;  // the client's: its steps form one chain
-  void issue() {
-    if (!state.KeepRunning()) {
-      finished.set();
-      return;
-    }
-    asio::post(strand, [this] {
-      ++work;
-      asio::post(ioc, [this] {
-        ++resumed;
-        issue();
-      });
-    });
-  }
-};
 void BM_Base_StrandRoundTrip(benchmark::State& state) {
-  Flag finished;
-  IoThreads io(static_cast<int>(state.range(0)));
-  AsioStrand strand = asio::make_strand(io.ioc());
-  StrandClient client{state, io.ioc(), strand, finished};
-  asio::post(io.ioc(), [&client] { client.issue(); });
-  finished.wait_and_rearm();
-  io.join();
-  check(state, client.work == static_cast<long>(state.iterations()) && client.resumed == client.work,
-        "lost turn");
+  check(state, strand_round_trips(state, static_cast<int>(state.range(0))), "lost turn");
 }
 
 // ------------------------------------------------------------ post throughput
@@ -238,24 +207,11 @@ void BM_Base_MutexLaneTurnPost(benchmark::State& state) {
   check(state, work == static_cast<long>(state.iterations()), "lost turn");
 }
 
-Task<> mutex_turns(benchmark::State& state, MutexLane& lane, long& work) {
-  Event done;
-  const auto a0 = thread_allocations();
-  for (auto _ : state) {
-    lane.post([&work, &done] {
-      ++work;
-      done.set();
-    });
-    co_await done.wait();
-    done.reset();
-  }
-  report_allocations(state, a0);
-}
 void BM_Base_MutexLaneTurnRun(benchmark::State& state) {
   ManualScheduler manual;
   MutexLane lane(manual);
   long work = 0;
-  sync_wait(manual, mutex_turns(state, lane, work));
+  sync_wait(manual, mutex_round_trips(state, lane, work, true));
   manual.run_until_idle();
   check(state, work == static_cast<long>(state.iterations()), "lost turn");
 }

@@ -2,6 +2,8 @@
 // benchmarks, written once and handed each peer's post as a callable, so every
 // peer runs the very same loop and checks.
 //
+//   lane_round_trips  a fiber awaits lane.run(++work), one turn in flight at a
+//                 time, once per benchmark iteration.
 //   post_rounds   P producers (Producers) each post kPerProducer items to one
 //                 lane per round; a round ends when the last item has run.
 //   many_rounds   this thread posts kPerLane items to each of kLanes lanes per
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "lane_peers.hpp"
+#include "turnstile/state_lane.hpp"
 
 namespace turnstile_bench {
 
@@ -26,6 +29,13 @@ constexpr long kPerLane = 10;  // items per lane per round
 
 inline void check(benchmark::State& state, bool ok, const char* what) {
   if (!ok) state.SkipWithError(what);
+}
+
+inline turnstile::Task<> lane_round_trips(benchmark::State& state, turnstile::StateLane& lane, long& work) {
+  for (auto _ : state) {
+    turnstile::Task<> t = lane.run([&work] { ++work; });  // a named local: see the GCC co_await pitfall
+    co_await std::move(t);
+  }
 }
 
 // Lane-owned state of the throughput rounds: touched only by items, which the lane
@@ -70,9 +80,11 @@ inline void check_tally(benchmark::State& state, const Tally& tally, long refuse
   check(state, tally.fifo_ok, "FIFO per producer broken");
 }
 
+// The many-lanes rounds (here and in scale_bench.cpp): one Many per benchmark,
+// one LaneTally per lane.
 struct Many {
-  long target = 0;                // written by the driver before it posts a round
-  std::atomic<int> lanes_left{0};  // acq_rel decrements; the last one sets done
+  long target = 0;                  // a lane's count at the end of this round; set before posting
+  std::atomic<long> lanes_left{0};  // acq_rel decrements; the last one sets done
   Flag done;
 };
 struct alignas(64) LaneTally {  // one per lane, lane-owned
