@@ -10,11 +10,24 @@
 namespace turnstile::oracle::testing {
 namespace {
 
+// The lines of a trace body: line(body) appends {"seq":N,body}, N counting up
+// from first_seq.
+class SeqLines {
+ public:
+  explicit SeqLines(std::size_t first_seq) : seq_(first_seq) {}
+  void operator()(const std::string& body) {
+    out_.push_back(R"({"seq":)" + std::to_string(seq_++) + "," + body + "}");
+  }
+  std::vector<std::string> take() { return std::move(out_); }
+
+ private:
+  std::vector<std::string> out_;
+  std::size_t seq_;
+};
+
 // A clean lane trace body: `items` runs of lanes L0..L3, 4 in flight per lane.
 std::vector<std::string> lane_items(std::size_t items, std::size_t first_seq) {
-  std::vector<std::string> out;
-  std::size_t seq = first_seq;
-  auto line = [&](const std::string& body) { out.push_back(R"({"seq":)" + std::to_string(seq++) + "," + body + "}"); };
+  SeqLines line(first_seq);
   for (std::size_t i = 0; i < items; i += 4) {
     const std::string lane = "\"lane\":\"L" + std::to_string(i / 4 % 4) + "\"";
     for (std::size_t k = i; k < i + 4; ++k) {
@@ -31,14 +44,12 @@ std::vector<std::string> lane_items(std::size_t items, std::size_t first_seq) {
       line(R"("ev":"lane.resumed",)" + f + "," + lane + "," + item + R"(,"outcome":"ok")");
     }
   }
-  return out;
+  return line.take();
 }
 
 // Fiber-local binds and restores of ever new values, with reads between.
 std::vector<std::string> fl_binds(std::size_t binds, std::size_t first_seq) {
-  std::vector<std::string> out;
-  std::size_t seq = first_seq;
-  auto line = [&](const std::string& body) { out.push_back(R"({"seq":)" + std::to_string(seq++) + "," + body + "}"); };
+  SeqLines line(first_seq);
   for (std::size_t i = 0; i < binds; ++i) {
     const std::string v = std::to_string(i);
     line(R"("ev":"fl.bind","fiber":"g","key":"k","value":)" + v);
@@ -48,7 +59,7 @@ std::vector<std::string> fl_binds(std::size_t binds, std::size_t first_seq) {
     line(R"("ev":"fl.install","fiber":"h","ctx":"c")");
     line(R"("ev":"fl.uninstall","fiber":"h","ctx":"c")");
   }
-  return out;
+  return line.take();
 }
 
 // Actor calls, each settled: a root fiber `m` calls and awaits a serial call
@@ -56,9 +67,7 @@ std::vector<std::string> fl_binds(std::size_t binds, std::size_t first_seq) {
 // edge, held back until it is answered), and an interleaved call of A runs
 // beside it.
 std::vector<std::string> turn_calls(std::size_t calls, std::size_t first_seq) {
-  std::vector<std::string> out;
-  std::size_t seq = first_seq;
-  auto line = [&](const std::string& body) { out.push_back(R"({"seq":)" + std::to_string(seq++) + "," + body + "}"); };
+  SeqLines line(first_seq);
   for (std::size_t i = 0; i < calls; ++i) {
     const std::string n = std::to_string(i);
     const std::string a = R"("act":"A","call":"a)" + n + "\"";
@@ -76,7 +85,7 @@ std::vector<std::string> turn_calls(std::size_t calls, std::size_t first_seq) {
     line(R"("ev":"turn.end","fiber":"x",)" + c + R"(,"outcome":"ok")");
     line(R"("ev":"turn.end","fiber":"w",)" + a + R"(,"outcome":"ok")");
   }
-  return out;
+  return line.take();
 }
 
 // Feeds the header and `body` to a TraceChecker; its retained() afterwards.
