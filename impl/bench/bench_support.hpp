@@ -25,6 +25,9 @@
 // run_in(state, mode, f): runs `f` on this plain thread (Mode::kThread) or as the
 // body of a fiber (Mode::kFiber: sync_wait's private loop on this thread), after
 // checking that the mode is the one asked for (SkipWithError otherwise).
+//
+// capture_loop(state): the timed loop of the capture benchmarks, one
+// FiberContext::capture() and its drop per iteration.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -33,6 +36,7 @@
 #include <type_traits>
 
 #include "turnstile/fiber.hpp"
+#include "turnstile/fiber_local.hpp"
 #include "turnstile/sync_wait.hpp"
 
 namespace turnstile_bench {
@@ -74,6 +78,13 @@ void run_in(benchmark::State& state, Mode mode, F f) {
     turnstile::sync_wait(body_task(&checked));
   } else {
     checked();
+  }
+}
+
+inline void capture_loop(benchmark::State& state) {
+  for (auto _ : state) {
+    turnstile::FiberContext snapshot = turnstile::FiberContext::capture();
+    benchmark::DoNotOptimize(snapshot);
   }
 }
 

@@ -41,6 +41,7 @@ namespace {
 using turnstile::FiberContext;
 using turnstile::FiberLocal;
 using turnstile::Task;
+using turnstile_bench::capture_loop;
 using turnstile_bench::Mode;
 using turnstile_bench::report_allocations;
 using turnstile_bench::run_in;
@@ -121,10 +122,7 @@ void BM_FL_Capture(benchmark::State& state, Mode mode) {
   run_in(state, mode, [&] {
     ctx.run([&] {
       const auto a0 = thread_allocations();
-      for (auto _ : state) {
-        FiberContext snapshot = FiberContext::capture();
-        benchmark::DoNotOptimize(snapshot);
-      }
+      capture_loop(state);
       report_allocations(state, a0);
     });
   });

@@ -127,7 +127,7 @@ void BM_Lane_Many(benchmark::State& state) {
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
   std::vector<std::unique_ptr<StateLane>> lanes;
   for (int i = 0; i < kLanes; ++i) lanes.push_back(std::make_unique<StateLane>("bench", *pool));
-  many_rounds(state, tallies, many, [&](int i, LaneTally* t) {
+  many_rounds(state, tallies, many, kPerLane, [&](long i, LaneTally* t) {
     if (!lanes[static_cast<std::size_t>(i)]->try_post([t] { t->item(); }))
       refused.fetch_add(1, std::memory_order_relaxed);
   });
@@ -141,8 +141,8 @@ void BM_Base_MutexLaneMany(benchmark::State& state) {
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
   std::vector<std::unique_ptr<MutexLane>> lanes;
   for (int i = 0; i < kLanes; ++i) lanes.push_back(std::make_unique<MutexLane>(*pool));
-  many_rounds(state, tallies, many,
-              [&](int i, LaneTally* t) { lanes[static_cast<std::size_t>(i)]->post([t] { t->item(); }); });
+  many_rounds(state, tallies, many, kPerLane,
+              [&](long i, LaneTally* t) { lanes[static_cast<std::size_t>(i)]->post([t] { t->item(); }); });
   pool.reset();
   check_many(state, tallies, 0);
 }
@@ -153,7 +153,7 @@ void BM_Base_StrandMany(benchmark::State& state) {
   IoThreads io(static_cast<int>(state.range(0)));
   std::vector<AsioStrand> strands;
   for (int i = 0; i < kLanes; ++i) strands.push_back(asio::make_strand(io.ioc()));
-  many_rounds(state, tallies, many, [&](int i, LaneTally* t) {
+  many_rounds(state, tallies, many, kPerLane, [&](long i, LaneTally* t) {
     asio::post(strands[static_cast<std::size_t>(i)], [t] { t->item(); });
   });
   io.join();
@@ -184,13 +184,19 @@ Task<> lane_turns(benchmark::State& state, StateLane& lane, long& work) {
   }
   report_allocations(state, a0);
 }
+// Runs the fiber driver(work) on `manual` (this thread drives it) to its end,
+// then checks that every iteration's turn ran.
+template <class Driver>
+void drive_turns(benchmark::State& state, ManualScheduler& manual, Driver driver) {
+  long work = 0;
+  sync_wait(manual, driver(work));
+  manual.run_until_idle();
+  check(state, work == static_cast<long>(state.iterations()), "lost turn");
+}
 void BM_Lane_TurnRun(benchmark::State& state) {
   ManualScheduler manual;
   StateLane lane("bench", manual);
-  long work = 0;
-  sync_wait(manual, lane_turns(state, lane, work));  // this thread drives `manual`
-  manual.run_until_idle();
-  check(state, work == static_cast<long>(state.iterations()), "lost turn");
+  drive_turns(state, manual, [&](long& work) { return lane_turns(state, lane, work); });
 }
 
 void BM_Base_MutexLaneTurnPost(benchmark::State& state) {
@@ -210,10 +216,7 @@ void BM_Base_MutexLaneTurnPost(benchmark::State& state) {
 void BM_Base_MutexLaneTurnRun(benchmark::State& state) {
   ManualScheduler manual;
   MutexLane lane(manual);
-  long work = 0;
-  sync_wait(manual, mutex_round_trips(state, lane, work, true));
-  manual.run_until_idle();
-  check(state, work == static_cast<long>(state.iterations()), "lost turn");
+  drive_turns(state, manual, [&](long& work) { return mutex_round_trips(state, lane, work, true); });
 }
 
 void BM_Base_StrandTurn(benchmark::State& state) {

@@ -96,20 +96,24 @@ struct alignas(64) LaneTally {  // one per lane, lane-owned
   }
 };
 
-// kPerLane items to each of kLanes lanes per round, round robin over the lanes.
+// per_lane items to each lane (one LaneTally per lane) per round, round robin
+// over the lanes: post(i, tally) queues one item on lane i (lane_bench: kLanes
+// lanes, kPerLane each; scale_bench: kTotal items spread over N lanes).
 template <class Post>
-void many_rounds(benchmark::State& state, std::vector<LaneTally>& tallies, Many& many, Post post) {
+void many_rounds(benchmark::State& state, std::vector<LaneTally>& tallies, Many& many, long per_lane,
+                 Post post) {
+  const long lanes = static_cast<long>(tallies.size());
   long round = 0;
   for (auto _ : state) {
-    many.target = (round + 1) * kPerLane;
+    many.target = (round + 1) * per_lane;
     // Relaxed: published to the items by the lanes' queues (posted after this).
-    many.lanes_left.store(kLanes, std::memory_order_relaxed);
-    for (long k = 0; k < kPerLane; ++k)
-      for (int i = 0; i < kLanes; ++i) post(i, &tallies[static_cast<std::size_t>(i)]);
+    many.lanes_left.store(lanes, std::memory_order_relaxed);
+    for (long k = 0; k < per_lane; ++k)
+      for (long i = 0; i < lanes; ++i) post(i, &tallies[static_cast<std::size_t>(i)]);
     many.done.wait_and_rearm();
     ++round;
   }
-  state.SetItemsProcessed(state.iterations() * kLanes * kPerLane);
+  state.SetItemsProcessed(state.iterations() * lanes * per_lane);
 }
 inline void check_many(benchmark::State& state, const std::vector<LaneTally>& tallies, long refused) {
   check(state, refused == 0, "try_post refused an item");

@@ -93,21 +93,10 @@ void report_item_allocations(benchmark::State& state, std::uint64_t before, long
 template <class Post>
 void lane_rounds(benchmark::State& state, std::vector<LaneTally>& shares, Many& round, bool count_allocs,
                  Post post) {
-  const long lanes = static_cast<long>(shares.size());
-  const long per_lane = kTotal / lanes;
-  long r = 0;
   const auto a0 = thread_allocations();
-  for (auto _ : state) {
-    round.target = (r + 1) * per_lane;
-    // Relaxed: published to the items by the lanes' queues (posted after this store).
-    round.lanes_left.store(lanes, std::memory_order_relaxed);
-    for (long k = 0; k < per_lane; ++k)
-      for (long i = 0; i < lanes; ++i) post(i, &shares[static_cast<std::size_t>(i)]);
-    round.done.wait_and_rearm();
-    ++r;
-  }
+  many_rounds(state, shares, round, kTotal / static_cast<long>(shares.size()), post);
+  // kTotal / N * N == kTotal: every N of kLaneCounts divides kTotal.
   if (count_allocs) report_item_allocations(state, a0, kTotal);
-  state.SetItemsProcessed(state.iterations() * kTotal);
 }
 void check_shares(benchmark::State& state, const std::vector<LaneTally>& shares, long refused) {
   check(state, refused == 0, "try_post refused an item");
@@ -252,10 +241,7 @@ void BM_Scale_Capture(benchmark::State& state, Mode mode) {
   run_in(state, mode, [&] {
     ctx.run([&] {
       const auto a0 = thread_allocations();
-      for (auto _ : state) {
-        FiberContext snapshot = FiberContext::capture();
-        benchmark::DoNotOptimize(snapshot);
-      }
+      capture_loop(state);
       report_item_allocations(state, a0, 1);
       state.SetItemsProcessed(state.iterations());
       const FiberContext last = FiberContext::capture();
