@@ -25,6 +25,18 @@ class SeqLines {
   std::size_t seq_;
 };
 
+// The header line of a test trace, then `body`'s lines.
+std::string trace_head_and(const std::vector<std::string>& body) {
+  std::string text = R"({"seq":1,"ev":"trace","format":1,"impl":"test"})" "\n";
+  for (const auto& l : body) text += l + "\n";
+  return text;
+}
+// The same, ended by a quiescent end line numbered `end_seq`.
+std::string quiescent_trace(const std::vector<std::string>& body, std::size_t end_seq) {
+  return trace_head_and(body) + R"({"seq":)" + std::to_string(end_seq) +
+         R"(,"ev":"end","status":"quiescent"})" "\n";
+}
+
 // A clean lane trace body: `items` runs of lanes L0..L3, 4 in flight per lane.
 std::vector<std::string> lane_items(std::size_t items, std::size_t first_seq) {
   SeqLines line(first_seq);
@@ -91,8 +103,7 @@ std::vector<std::string> turn_calls(std::size_t calls, std::size_t first_seq) {
 // Feeds the header and `body` to a TraceChecker; its retained() afterwards.
 std::size_t retained_after(const std::vector<std::string>& body, std::size_t& found) {
   TraceChecker checker;
-  std::string text = R"({"seq":1,"ev":"trace","format":1,"impl":"test"})" "\n";
-  for (const auto& l : body) text += l + "\n";
+  const std::string text = trace_head_and(body);
   const auto error = read_trace_text(text, "stream", [&](const Event& e) { checker.on_event(e); });
   EXPECT_TRUE(error.has_value() && error->message.find("truncated") != std::string::npos)
       << "the trace has no `end` on purpose";
@@ -140,9 +151,7 @@ TEST(StreamingCheck, TurnStateDoesNotGrowWithTheTrace) {
   std::size_t seq = body.size() + 2;
   body.push_back(R"({"seq":)" + std::to_string(seq++) +
                  R"(,"ev":"turn.end","fiber":"w","act":"A","call":"a2999","outcome":"ok"})");
-  std::string text = R"({"seq":1,"ev":"trace","format":1,"impl":"test"})" "\n";
-  for (const auto& l : body) text += l + "\n";
-  text += R"({"seq":)" + std::to_string(seq) + R"(,"ev":"end","status":"quiescent"})" "\n";
+  const std::string text = quiescent_trace(body, seq);
   const StreamResult r = check_stream_text(text, "turns", nullptr);
   ASSERT_FALSE(r.error) << r.error->to_string();
   ASSERT_EQ(r.violations.size(), 1u) << describe(r.violations);
@@ -162,9 +171,7 @@ TEST(StreamingCheck, BoundedStateStillReports) {
   seq += fl.size();
   body.insert(body.end(), fl.begin(), fl.end());
   body.push_back(R"({"seq":)" + std::to_string(seq++) + R"(,"ev":"fl.read","fiber":"g","key":"k","value":7})");
-  std::string text = R"({"seq":1,"ev":"trace","format":1,"impl":"test"})" "\n";
-  for (const auto& l : body) text += l + "\n";
-  text += R"({"seq":)" + std::to_string(seq) + R"(,"ev":"end","status":"quiescent"})" "\n";
+  const std::string text = quiescent_trace(body, seq);
   const StreamResult r = check_stream_text(text, "bounded", nullptr);
   ASSERT_FALSE(r.error) << r.error->to_string();
   ASSERT_EQ(r.violations.size(), 2u) << describe(r.violations);
