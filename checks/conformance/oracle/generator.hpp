@@ -75,7 +75,7 @@ class Gen {
 
   // generate_mixed.cpp: the seams between contracts.
   void mix_in(json& doc, const std::string& contract);
-  json mixed_where(const Env& env, std::size_t l);
+  void mixed_where(json& body, const Env& env, std::size_t l);
   bool mixed_lane_step(json& body, std::size_t l, int depth, const Env& env, Ctxs& ctxs);
   void capture_at_end(json& body, bool throws, std::size_t l, const Env& env, Ctxs& ctxs);
   void install_after_turn(json& ops, const Ctxs& ctxs, const std::vector<bool>& closed_here);
