@@ -108,16 +108,22 @@ class Execution {
     }
   }
 
+  // Submits a `run` op to its lane: its promise, or null when the lane refuses
+  // it (a reentrant run or a closed lane), as both op forms need.
+  startRun(op) {
+    try {
+      return this.lane(op).run(() => this.opsSync(op.body), { item: op.id });
+    } catch (e) {
+      if (e instanceof LaneReentrancyError || e instanceof LaneClosedError) return null;
+      throw e;
+    }
+  }
+
   async op(op, children) {
     switch (op.do) {
       case 'run': {
-        let p;
-        try {
-          p = this.lane(op).run(() => this.opsSync(op.body), { item: op.id });
-        } catch (e) {
-          if (e instanceof LaneReentrancyError || e instanceof LaneClosedError) return;
-          throw e;
-        }
+        const p = this.startRun(op);
+        if (p === null) return;
         try {
           await p;
         } catch (e) {
@@ -178,13 +184,8 @@ class Execution {
   opSync(op) {
     switch (op.do) {
       case 'run': {
-        let p;
-        try {
-          p = this.lane(op).run(() => this.opsSync(op.body), { item: op.id });
-        } catch (e) {
-          if (e instanceof LaneReentrancyError || e instanceof LaneClosedError) return;
-          throw e;
-        }
+        const p = this.startRun(op);
+        if (p === null) return;
         this.track(p, op);  // started in the turn, awaited outside it
         return;
       }
