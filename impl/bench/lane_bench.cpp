@@ -91,7 +91,7 @@ void BM_Lane_TryPost(benchmark::State& state) {
   auto pool = std::make_unique<ThreadPool>(1);
   StateLane lane("bench", *pool);
   post_rounds(state, tally, done, [&](long tag) {
-    if (!lane.try_post([t = &tally, tag] { t->item(tag); })) refused.fetch_add(1, std::memory_order_relaxed);
+    try_post_or_count(lane, refused, [t = &tally, tag] { t->item(tag); });
   });
   pool.reset();
   check_tally(state, tally, refused.load(std::memory_order_relaxed));
@@ -128,8 +128,7 @@ void BM_Lane_Many(benchmark::State& state) {
   std::vector<std::unique_ptr<StateLane>> lanes;
   for (int i = 0; i < kLanes; ++i) lanes.push_back(std::make_unique<StateLane>("bench", *pool));
   many_rounds(state, tallies, many, kPerLane, [&](long i, LaneTally* t) {
-    if (!lanes[static_cast<std::size_t>(i)]->try_post([t] { t->item(); }))
-      refused.fetch_add(1, std::memory_order_relaxed);
+    try_post_or_count(*lanes[static_cast<std::size_t>(i)], refused, [t] { t->item(); });
   });
   pool.reset();
   check_many(state, tallies, refused.load(std::memory_order_relaxed));

@@ -1,13 +1,14 @@
-// impl/bench/lane_rounds.hpp: the round drivers of lane_bench.cpp's throughput
-// benchmarks, written once and handed each peer's post as a callable, so every
-// peer runs the very same loop and checks.
+// impl/bench/lane_rounds.hpp: the round drivers of lane_bench.cpp's (and
+// scale_bench.cpp's) throughput benchmarks, written once and handed each peer's
+// post as a callable, so every peer runs the very same loop and checks.
 //
+//   try_post_or_count  try_post, a refusal counted (the turnstile rows).
 //   lane_round_trips  a fiber awaits lane.run(++work), one turn in flight at a
 //                 time, once per benchmark iteration.
 //   post_rounds   P producers (Producers) each post kPerProducer items to one
 //                 lane per round; a round ends when the last item has run.
-//   many_rounds   this thread posts kPerLane items to each of kLanes lanes per
-//                 round, round robin; a round ends when every lane has run its K.
+//   many_rounds   this thread posts per_lane items to each of the lanes per
+//                 round, round robin; a round ends when every lane has run its share.
 // Items update lane-owned state (Tally, LaneTally): plain fields, serialised by
 // the lane under test. The checks report a lost item or a FIFO break with
 // SkipWithError.
@@ -16,6 +17,7 @@
 #include <benchmark/benchmark.h>
 
 #include <atomic>
+#include <utility>
 #include <vector>
 
 #include "lane_peers.hpp"
@@ -36,6 +38,13 @@ inline turnstile::Task<> lane_round_trips(benchmark::State& state, turnstile::St
     turnstile::Task<> t = lane.run([&work] { ++work; });  // a named local: see the GCC co_await pitfall
     co_await std::move(t);
   }
+}
+
+// lane.try_post(f), counting a refusal in `refused` (relaxed: read once the
+// carriers have joined).
+template <class F>
+void try_post_or_count(turnstile::StateLane& lane, std::atomic<long>& refused, F f) {
+  if (!lane.try_post(std::move(f))) refused.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Lane-owned state of the throughput rounds: touched only by items, which the lane

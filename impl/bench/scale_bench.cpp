@@ -115,8 +115,7 @@ void BM_Scale_Lanes(benchmark::State& state) {
   lanes.reserve(n);
   for (std::size_t i = 0; i < n; ++i) lanes.push_back(std::make_unique<StateLane>("scale", *pool));
   lane_rounds(state, shares, round, true, [&](long i, LaneTally* s) {
-    if (!lanes[static_cast<std::size_t>(i)]->try_post([s] { s->item(); }))
-      refused.fetch_add(1, std::memory_order_relaxed);
+    try_post_or_count(*lanes[static_cast<std::size_t>(i)], refused, [s] { s->item(); });
   });
   pool.reset();  // joins the carriers: every lane is idle from here on
   check_shares(state, shares, refused.load(std::memory_order_relaxed));
@@ -190,7 +189,7 @@ void BM_Scale_LanePost(benchmark::State& state) {
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
   StateLane lane("scale", *pool);
   burst_rounds(state, serial, done, true, [&](long seq) {
-    if (!lane.try_post([s = &serial, seq] { s->item(seq); })) refused.fetch_add(1, std::memory_order_relaxed);
+    try_post_or_count(lane, refused, [s = &serial, seq] { s->item(seq); });
   });
   pool.reset();
   check_serial(state, serial, refused.load(std::memory_order_relaxed));
