@@ -287,6 +287,14 @@ class Submitter {
     }
   }
 
+  // lane.close(), recorded: close_called() before it, close_done() once it completed.
+  Task<> close() {
+    const std::size_t k = close_called();
+    Task<> c = lane_.close();
+    co_await std::move(c);
+    close_done(k);
+  }
+
   std::size_t close_called() {
     s_.close_called.store(true, std::memory_order_release);  // before close(): see refused()
     own_close_ = true;
@@ -353,10 +361,8 @@ Task<> fiber_producer(StateLane& lane, Shared& s, Producer& rec, int base, Produ
         co_await yield();
         break;
       case Op::kClose: {
-        const std::size_t k = sub.close_called();
-        Task<> c = lane.close();
+        Task<> c = sub.close();
         co_await std::move(c);
-        sub.close_done(k);
         break;
       }
       default:
@@ -381,12 +387,9 @@ void thread_producer(StateLane& lane, Shared& s, Producer& rec, int base, const 
       case Op::kYield:
         std::this_thread::yield();
         break;
-      case Op::kClose: {
-        const std::size_t k = sub.close_called();
-        sync_wait(lane.close());
-        sub.close_done(k);
+      case Op::kClose:
+        sync_wait(sub.close());
         break;
-      }
       default:
         break;
     }
