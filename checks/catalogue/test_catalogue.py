@@ -109,7 +109,21 @@ ALL_PASS = [
 ]
 
 
-class Fixture(unittest.TestCase):
+class TreeFiles:
+    """A temporary tree at self.root (made by the test's setUp), removed by tearDown;
+    write(rel, text) creates a file in it (dedented)."""
+
+    def tearDown(self):
+        shutil.rmtree(self.root)
+
+    def write(self, rel, text):
+        path = os.path.join(self.root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(textwrap.dedent(text))
+
+
+class Fixture(TreeFiles, unittest.TestCase):
     def setUp(self):
         self.root = tempfile.mkdtemp(prefix="catalogue-test-")
         self.write("spec/README.md", README)
@@ -121,15 +135,6 @@ class Fixture(unittest.TestCase):
         self.write("model/demo_model.cpp", MODEL)
         self.write("model/model_main.hpp", "// shared main\n")
 
-    def tearDown(self):
-        shutil.rmtree(self.root)
-
-    def write(self, rel, text):
-        path = os.path.join(self.root, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(textwrap.dedent(text))
-
     def edit(self, rel, old, new):
         path = os.path.join(self.root, rel)
         with open(path, encoding="utf-8") as f:
@@ -137,6 +142,12 @@ class Fixture(unittest.TestCase):
         self.assertIn(old, text)
         with open(path, "w", encoding="utf-8") as f:
             f.write(text.replace(old, new))
+
+    def assertCheckFailsAfterEdit(self, rel, old, new, expected):
+        """edit(rel, old, new), regenerate the catalogue, then `--check` fails with `expected`."""
+        self.edit(rel, old, new)
+        self.generate()
+        return self.assertFails(expected, "--check")
 
     def run_tool(self, *args):
         """(exit status, output) of `catalogue --root <fixture> --no-html ARGS`."""
@@ -275,9 +286,8 @@ class Errors(Fixture):
                          "--check")
 
     def test_model_without_spec_line(self):
-        self.edit("model/demo_model.cpp", "// spec: [DM-2.1] the model's claim\n", "")
-        self.generate()
-        self.assertFails(r"model/demo_model\.cpp: model has no `// spec: \[ID\]` line", "--check")
+        self.assertCheckFailsAfterEdit("model/demo_model.cpp", "// spec: [DM-2.1] the model's claim\n", "",
+                                       r"model/demo_model\.cpp: model has no `// spec: \[ID\]` line")
 
     def test_withdrawn_id_cited(self):
         self.edit("property_tests/demo_props.cpp", "[DM-1.2]", "[DM-1.2] [DM-1.3]")
@@ -328,34 +338,29 @@ class Errors(Fixture):
                          "--check")
 
     def test_rule_without_verify_line(self):
-        self.edit("spec/demo.md", "A model checks it.\nverify: model\n", "A model checks it.\n")
-        self.generate()
-        self.assertFails(r"spec/demo\.md:\d+: rule \[DM-2\.1\] has no `verify:` line", "--check")
+        self.assertCheckFailsAfterEdit("spec/demo.md", "A model checks it.\nverify: model\n", "A model checks it.\n",
+                                       r"spec/demo\.md:\d+: rule \[DM-2\.1\] has no `verify:` line")
 
     def test_duplicate_id(self):
-        self.edit("spec/demo.md", "### [DM-2.1] modelled", "### [DM-1.1] modelled")
-        self.generate()
-        self.assertFails(r"duplicate rule ID \[DM-1\.1\]", "--check")
+        self.assertCheckFailsAfterEdit("spec/demo.md", "### [DM-2.1] modelled", "### [DM-1.1] modelled",
+                                       r"duplicate rule ID \[DM-1\.1\]")
 
     def test_malformed_id(self):
-        self.edit("spec/demo.md", "### [DM-2.1] modelled", "### [DM-2] modelled")
-        self.generate()
-        self.assertFails(r"spec/demo\.md:\d+: malformed rule ID \[DM-2\]", "--check")
+        self.assertCheckFailsAfterEdit("spec/demo.md", "### [DM-2.1] modelled", "### [DM-2] modelled",
+                                       r"spec/demo\.md:\d+: malformed rule ID \[DM-2\]")
 
     def test_wrong_prefix(self):
-        self.edit("spec/demo.md", "### [DM-2.1] modelled", "### [XX-2.1] modelled")
-        self.generate()
-        self.assertFails(r"rule \[XX-2\.1\] does not carry this file's prefix DM-", "--check")
+        self.assertCheckFailsAfterEdit("spec/demo.md", "### [DM-2.1] modelled", "### [XX-2.1] modelled",
+                                       r"rule \[XX-2\.1\] does not carry this file's prefix DM-")
 
     def test_unknown_kind(self):
-        self.edit("spec/demo.md", "verify: model", "verify: model, fuzz")
-        self.generate()
-        self.assertFails(r"unknown evidence kind 'fuzz'", "--check")
+        self.assertCheckFailsAfterEdit("spec/demo.md", "verify: model", "verify: model, fuzz",
+                                       r"unknown evidence kind 'fuzz'")
 
     def test_malformed_id_on_a_spec_line(self):
-        self.edit("impl/tests/demo_test.cpp", "// spec: [DM-1.1]\nTEST(Demo", "// spec: [DM-1.1] [DM-I2]\nTEST(Demo")
-        self.generate()
-        self.assertFails(r"malformed rule ID \[DM-I2\] on a `spec:` line", "--check")
+        self.assertCheckFailsAfterEdit("impl/tests/demo_test.cpp", "// spec: [DM-1.1]\nTEST(Demo",
+                                       "// spec: [DM-1.1] [DM-I2]\nTEST(Demo",
+                                       r"malformed rule ID \[DM-I2\] on a `spec:` line")
 
     def test_failed_test_in_junit(self):
         self.generate()

@@ -77,11 +77,15 @@ class CompileKind(Fixture):
                     "  static_assert(sizeof(int) >= 2, \"int\");  // EXPECT_TRUE in a comment\n"
                     "  SUCCEED();\n}\n")
 
-    def test_a_test_of_static_asserts_only_is_compile_evidence(self):
-        self.edit("spec/demo.md", "verify: model", "verify: model, compile")
+    def add_succeed_test(self, verify):
+        """Sets DM-2.1's `verify:` line to `verify`, appends SUCCEED_TEST, regenerates."""
+        self.edit("spec/demo.md", "verify: model", f"verify: {verify}")
         with open(os.path.join(self.root, "impl/tests/demo_test.cpp"), "a", encoding="utf-8") as f:
             f.write(self.SUCCEED_TEST)
         self.generate()
+
+    def test_a_test_of_static_asserts_only_is_compile_evidence(self):
+        self.add_succeed_test("model, compile")
         out = self.assertPasses("--check")
         self.assertRegex(out, r"DM-2\.1 +modelled +- +1 +- +1 +- +- +untested")
         with open(os.path.join(self.root, "spec/CATALOGUE.md"), encoding="utf-8") as f:
@@ -90,10 +94,7 @@ class CompileKind(Fixture):
                          "`DemoShape.IsChecked`")
 
     def test_compile_evidence_does_not_satisfy_a_unit_rule(self):
-        self.edit("spec/demo.md", "verify: model", "verify: model, unit")
-        with open(os.path.join(self.root, "impl/tests/demo_test.cpp"), "a", encoding="utf-8") as f:
-            f.write(self.SUCCEED_TEST)
-        self.generate()
+        self.add_succeed_test("model, unit")
         self.assertFails(r"rule \[DM-2\.1\] modelled: verify asks for unit, but no unit test cites it",
                          "--check")
         # A runtime check in the same test makes it unit evidence again.

@@ -3,10 +3,8 @@
 (ctest static.catalogue_parse). They test the tool, not a rule: no `spec:` lines."""
 
 import os
-import shutil
 import sys
 import tempfile
-import textwrap
 import unittest
 
 sys.dont_write_bytecode = True
@@ -14,21 +12,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from catalogue_lib import parse_junit, parse_spec, parse_tests  # noqa: E402
 from catalogue_lib.model import Diagnostics  # noqa: E402
+from test_catalogue import TreeFiles  # noqa: E402
 
 
-class Tree(unittest.TestCase):
+class Tree(TreeFiles, unittest.TestCase):
     def setUp(self):
         self.root = tempfile.mkdtemp(prefix="catalogue-parse-")
         self.diags = Diagnostics()
-
-    def tearDown(self):
-        shutil.rmtree(self.root)
-
-    def write(self, rel, text):
-        path = os.path.join(self.root, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(textwrap.dedent(text))
 
     def scan(self, rel, text, home="unit"):
         self.write(rel, text)

@@ -10,11 +10,8 @@
 # silence both). EXPECT=auto: warn iff COMPILER is GCC 12, quiet otherwise.
 # A COMPILER that does not exist skips the test (exit code 77 via a marker line).
 cmake_minimum_required(VERSION 3.25)
-foreach(var BUILD_DIR WORK_DIR SOURCE_DIR COMPILER EXPECT)
-  if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
-    message(FATAL_ERROR "coawait_warning: -D${var}=... is required")
-  endif()
-endforeach()
+include("${CMAKE_CURRENT_LIST_DIR}/script_support.cmake")
+require_vars(coawait_warning BUILD_DIR WORK_DIR SOURCE_DIR COMPILER EXPECT)
 if(NOT EXISTS "${COMPILER}")
   message("TURNSTILE_TEST_SKIPPED: compiler ${COMPILER} not found")
   return()

@@ -8,29 +8,18 @@
 # Any failing step stops the script with a message naming that step.
 cmake_minimum_required(VERSION 3.25)
 
-foreach(var BUILD_DIR WORK_DIR CONSUMER_SOURCE_DIR CXX_COMPILER)
-  if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
-    message(FATAL_ERROR "install_and_consume: -D${var}=... is required")
-  endif()
-endforeach()
+include("${CMAKE_CURRENT_LIST_DIR}/script_support.cmake")
+require_vars(install_and_consume BUILD_DIR WORK_DIR CONSUMER_SOURCE_DIR CXX_COMPILER)
 
 set(prefix "${WORK_DIR}/prefix")
 set(consumer_build "${WORK_DIR}/consumer-build")
 file(REMOVE_RECURSE "${prefix}" "${consumer_build}")
 
 # run_step(NAME cmd...): run a command, echo its output, fail with NAME if it fails.
-function(run_step name)
-  list(JOIN ARGN " " shown)
-  message(STATUS "install_and_consume: ${name}: ${shown}")
-  execute_process(COMMAND ${ARGN}
-    RESULT_VARIABLE rc
-    OUTPUT_VARIABLE out
-    ERROR_VARIABLE out)
-  message("${out}")
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "install_and_consume: step '${name}' failed (${rc})")
-  endif()
-endfunction()
+macro(run_step name)
+  script_step(install_and_consume ${name} step_out ${ARGN})
+  message("${step_out}")
+endmacro()
 
 run_step(install ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
 

@@ -31,12 +31,22 @@
 //
 // reports allocations per unit of work (per turn, per lane item). Read it after
 // the work has finished on every thread (the carriers are idle or joined).
+// run_in(state, mode, f): runs `f` on this plain thread (Mode::kThread) or as the
+// body of a fiber (Mode::kFiber: sync_wait's private loop on this thread), after
+// checking that the mode is the one asked for (SkipWithError otherwise).
+//
+// capture_loop(state): the timed loop of the capture benchmarks, one
+// FiberContext::capture() and its drop per iteration.
 #pragma once
 
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 #include <type_traits>
+
+#include "turnstile/fiber.hpp"
+#include "turnstile/fiber_local.hpp"
+#include "turnstile/sync_wait.hpp"
 
 namespace turnstile_bench {
 
@@ -62,6 +72,39 @@ inline void report_process_allocations(benchmark::State& state, std::uint64_t be
   const double iterations = static_cast<double>(state.iterations()) * per_iteration;
   if (iterations > 0)
     state.counters[name] = static_cast<double>(process_allocations() - before) / iterations;
+}
+
+enum class Mode { kThread, kFiber };
+
+template <class F>
+turnstile::Task<> body_task(F* f) {
+  (*f)();
+  co_return;
+}
+
+template <class F>
+void run_in(benchmark::State& state, Mode mode, F f) {
+  auto checked = [&] {
+    if (turnstile::on_fiber() != (mode == Mode::kFiber)) {
+      state.SkipWithError("not running in the requested mode");
+      for (auto _ : state) {
+      }
+      return;
+    }
+    f();
+  };
+  if (mode == Mode::kFiber) {
+    turnstile::sync_wait(body_task(&checked));
+  } else {
+    checked();
+  }
+}
+
+inline void capture_loop(benchmark::State& state) {
+  for (auto _ : state) {
+    turnstile::FiberContext snapshot = turnstile::FiberContext::capture();
+    benchmark::DoNotOptimize(snapshot);
+  }
 }
 
 }  // namespace turnstile_bench

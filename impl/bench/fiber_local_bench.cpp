@@ -41,11 +41,12 @@ namespace {
 using turnstile::FiberContext;
 using turnstile::FiberLocal;
 using turnstile::Task;
+using turnstile_bench::capture_loop;
+using turnstile_bench::Mode;
 using turnstile_bench::report_allocations;
+using turnstile_bench::run_in;
 using turnstile_bench::sink;
 using turnstile_bench::thread_allocations;
-
-enum class Mode { kThread, kFiber };
 
 FiberLocal<int> g_target("target");
 std::array<FiberLocal<int>, 64> g_others;  // the "other keys" bound in between
@@ -59,32 +60,6 @@ FiberContext bind_others(int i, int n) {
 // g_target bound first, then depth-1 other keys on top: a hit walks `depth` frames.
 FiberContext chain_with_target(int depth) {
   return g_target.where(42, [=] { return bind_others(0, depth - 1); });
-}
-
-template <class F>
-Task<> body_task(F* f) {
-  (*f)();
-  co_return;
-}
-
-// Runs `f` on this plain thread or as the body of a fiber (sync_wait's private
-// loop on this thread), after checking that the mode is the one asked for.
-template <class F>
-void run_in(benchmark::State& state, Mode mode, F f) {
-  auto checked = [&] {
-    if (turnstile::on_fiber() != (mode == Mode::kFiber)) {
-      state.SkipWithError("not running in the requested mode");
-      for (auto _ : state) {
-      }
-      return;
-    }
-    f();
-  };
-  if (mode == Mode::kFiber) {
-    turnstile::sync_wait(body_task(&checked));
-  } else {
-    checked();
-  }
 }
 
 // --------------------------------------------------------------- turnstile
@@ -147,10 +122,7 @@ void BM_FL_Capture(benchmark::State& state, Mode mode) {
   run_in(state, mode, [&] {
     ctx.run([&] {
       const auto a0 = thread_allocations();
-      for (auto _ : state) {
-        FiberContext snapshot = FiberContext::capture();
-        benchmark::DoNotOptimize(snapshot);
-      }
+      capture_loop(state);
       report_allocations(state, a0);
     });
   });

@@ -45,12 +45,6 @@ using AsioStrand = asio::strand<asio::io_context::executor_type>;
 
 // ------------------------------------------------------------ run() round trip
 
-Task<> lane_round_trips(benchmark::State& state, StateLane& lane, long& work) {
-  for (auto _ : state) {
-    Task<> t = lane.run([&work] { ++work; });  // a named local: see the GCC co_await pitfall
-    co_await std::move(t);
-  }
-}
 void BM_Lane_RunRoundTrip(benchmark::State& state) {
   long work = 0;  // lane-owned
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
@@ -60,8 +54,11 @@ void BM_Lane_RunRoundTrip(benchmark::State& state) {
   check(state, work == static_cast<long>(state.iterations()), "lost turn");
 }
 
-Task<> mutex_round_trips(benchmark::State& state, MutexLane& lane, long& work) {
+// A fiber posts one item at a time and waits on an Event the item sets; with
+// count_allocs, reports this thread's allocations per iteration.
+Task<> mutex_round_trips(benchmark::State& state, MutexLane& lane, long& work, bool count_allocs) {
   Event done;
+  const auto a0 = thread_allocations();
   for (auto _ : state) {
     lane.post([&work, &done] {
       ++work;
@@ -70,47 +67,19 @@ Task<> mutex_round_trips(benchmark::State& state, MutexLane& lane, long& work) {
     co_await done.wait();
     done.reset();
   }
+  if (count_allocs) report_allocations(state, a0);
 }
 void BM_Base_MutexLaneRoundTrip(benchmark::State& state) {
   long work = 0;
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
   MutexLane lane(*pool);
-  sync_wait(*pool, mutex_round_trips(state, lane, work));
+  sync_wait(*pool, mutex_round_trips(state, lane, work, false));
   pool.reset();
   check(state, work == static_cast<long>(state.iterations()), "lost turn");
 }
 
-struct StrandClient {
-  benchmark::State& state;
-  asio::io_context& ioc;
-  AsioStrand& strand;
-  Flag& finished;
-  long work = 0;     // strand-owned
-  long resumed = 0;  // the client's: its steps form one chain
-  void issue() {
-    if (!state.KeepRunning()) {
-      finished.set();
-      return;
-    }
-    asio::post(strand, [this] {
-      ++work;
-      asio::post(ioc, [this] {
-        ++resumed;
-        issue();
-      });
-    });
-  }
-};
 void BM_Base_StrandRoundTrip(benchmark::State& state) {
-  Flag finished;
-  IoThreads io(static_cast<int>(state.range(0)));
-  AsioStrand strand = asio::make_strand(io.ioc());
-  StrandClient client{state, io.ioc(), strand, finished};
-  asio::post(io.ioc(), [&client] { client.issue(); });
-  finished.wait_and_rearm();
-  io.join();
-  check(state, client.work == static_cast<long>(state.iterations()) && client.resumed == client.work,
-        "lost turn");
+  check(state, strand_round_trips(state, static_cast<int>(state.range(0))), "lost turn");
 }
 
 // ------------------------------------------------------------ post throughput
@@ -122,7 +91,7 @@ void BM_Lane_TryPost(benchmark::State& state) {
   auto pool = std::make_unique<ThreadPool>(1);
   StateLane lane("bench", *pool);
   post_rounds(state, tally, done, [&](long tag) {
-    if (!lane.try_post([t = &tally, tag] { t->item(tag); })) refused.fetch_add(1, std::memory_order_relaxed);
+    try_post_or_count(lane, refused, [t = &tally, tag] { t->item(tag); });
   });
   pool.reset();
   check_tally(state, tally, refused.load(std::memory_order_relaxed));
@@ -158,9 +127,8 @@ void BM_Lane_Many(benchmark::State& state) {
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
   std::vector<std::unique_ptr<StateLane>> lanes;
   for (int i = 0; i < kLanes; ++i) lanes.push_back(std::make_unique<StateLane>("bench", *pool));
-  many_rounds(state, tallies, many, [&](int i, LaneTally* t) {
-    if (!lanes[static_cast<std::size_t>(i)]->try_post([t] { t->item(); }))
-      refused.fetch_add(1, std::memory_order_relaxed);
+  many_rounds(state, tallies, many, kPerLane, [&](long i, LaneTally* t) {
+    try_post_or_count(*lanes[static_cast<std::size_t>(i)], refused, [t] { t->item(); });
   });
   pool.reset();
   check_many(state, tallies, refused.load(std::memory_order_relaxed));
@@ -172,8 +140,8 @@ void BM_Base_MutexLaneMany(benchmark::State& state) {
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
   std::vector<std::unique_ptr<MutexLane>> lanes;
   for (int i = 0; i < kLanes; ++i) lanes.push_back(std::make_unique<MutexLane>(*pool));
-  many_rounds(state, tallies, many,
-              [&](int i, LaneTally* t) { lanes[static_cast<std::size_t>(i)]->post([t] { t->item(); }); });
+  many_rounds(state, tallies, many, kPerLane,
+              [&](long i, LaneTally* t) { lanes[static_cast<std::size_t>(i)]->post([t] { t->item(); }); });
   pool.reset();
   check_many(state, tallies, 0);
 }
@@ -184,7 +152,7 @@ void BM_Base_StrandMany(benchmark::State& state) {
   IoThreads io(static_cast<int>(state.range(0)));
   std::vector<AsioStrand> strands;
   for (int i = 0; i < kLanes; ++i) strands.push_back(asio::make_strand(io.ioc()));
-  many_rounds(state, tallies, many, [&](int i, LaneTally* t) {
+  many_rounds(state, tallies, many, kPerLane, [&](long i, LaneTally* t) {
     asio::post(strands[static_cast<std::size_t>(i)], [t] { t->item(); });
   });
   io.join();
@@ -215,13 +183,19 @@ Task<> lane_turns(benchmark::State& state, StateLane& lane, long& work) {
   }
   report_allocations(state, a0);
 }
+// Runs the fiber driver(work) on `manual` (this thread drives it) to its end,
+// then checks that every iteration's turn ran.
+template <class Driver>
+void drive_turns(benchmark::State& state, ManualScheduler& manual, Driver driver) {
+  long work = 0;
+  sync_wait(manual, driver(work));
+  manual.run_until_idle();
+  check(state, work == static_cast<long>(state.iterations()), "lost turn");
+}
 void BM_Lane_TurnRun(benchmark::State& state) {
   ManualScheduler manual;
   StateLane lane("bench", manual);
-  long work = 0;
-  sync_wait(manual, lane_turns(state, lane, work));  // this thread drives `manual`
-  manual.run_until_idle();
-  check(state, work == static_cast<long>(state.iterations()), "lost turn");
+  drive_turns(state, manual, [&](long& work) { return lane_turns(state, lane, work); });
 }
 
 void BM_Base_MutexLaneTurnPost(benchmark::State& state) {
@@ -238,26 +212,10 @@ void BM_Base_MutexLaneTurnPost(benchmark::State& state) {
   check(state, work == static_cast<long>(state.iterations()), "lost turn");
 }
 
-Task<> mutex_turns(benchmark::State& state, MutexLane& lane, long& work) {
-  Event done;
-  const auto a0 = thread_allocations();
-  for (auto _ : state) {
-    lane.post([&work, &done] {
-      ++work;
-      done.set();
-    });
-    co_await done.wait();
-    done.reset();
-  }
-  report_allocations(state, a0);
-}
 void BM_Base_MutexLaneTurnRun(benchmark::State& state) {
   ManualScheduler manual;
   MutexLane lane(manual);
-  long work = 0;
-  sync_wait(manual, mutex_turns(state, lane, work));
-  manual.run_until_idle();
-  check(state, work == static_cast<long>(state.iterations()), "lost turn");
+  drive_turns(state, manual, [&](long& work) { return mutex_round_trips(state, lane, work, true); });
 }
 
 void BM_Base_StrandTurn(benchmark::State& state) {

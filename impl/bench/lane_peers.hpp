@@ -7,13 +7,21 @@
 //   IoThreads   a standalone-Asio io_context run by N threads (kept alive by a
 //               work guard until join()), the home of the asio::strand peers.
 //   Flag        a one-shot flag a plain thread waits on, re-armed by the waiter.
+//   strand_round_trips  the strand round trip of lane_bench and scale_bench:
+//               post to an asio::strand; the handler does the work and posts the
+//               continuation to the io_context (outside the strand), which issues
+//               the next one, until the benchmark's loop ends.
 //   Producers   P-1 persistent helper threads that produce alongside the
 //               benchmark thread, released once per round (thread start-up stays
 //               out of the timings).
 #pragma once
 
+#include <benchmark/benchmark.h>
+
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
+#include <asio/post.hpp>
+#include <asio/strand.hpp>
 
 #include <atomic>
 #include <deque>
@@ -113,6 +121,42 @@ class Flag {
  private:
   std::atomic<int> v_{0};
 };
+
+// One benchmark run of strand round trips on an io_context run by `threads`
+// threads; returns false if a turn was lost (work or continuation count != the
+// number of iterations).
+inline bool strand_round_trips(benchmark::State& state, int threads) {
+  using AsioStrand = asio::strand<asio::io_context::executor_type>;
+  struct StrandClient {
+    benchmark::State& state;
+    asio::io_context& ioc;
+    AsioStrand& strand;
+    Flag& finished;
+    long work = 0;     // strand-owned
+    long resumed = 0;  // the client's: its steps form one chain
+    void issue() {
+      if (!state.KeepRunning()) {
+        finished.set();
+        return;
+      }
+      asio::post(strand, [this] {
+        ++work;
+        asio::post(ioc, [this] {
+          ++resumed;
+          issue();
+        });
+      });
+    }
+  };
+  Flag finished;
+  IoThreads io(threads);
+  AsioStrand strand = asio::make_strand(io.ioc());
+  StrandClient client{state, io.ioc(), strand, finished};
+  asio::post(io.ioc(), [&client] { client.issue(); });
+  finished.wait_and_rearm();
+  io.join();
+  return client.work == static_cast<long>(state.iterations()) && client.resumed == client.work;
+}
 
 class Producers {
  public:

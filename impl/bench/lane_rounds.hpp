@@ -1,11 +1,14 @@
-// impl/bench/lane_rounds.hpp: the round drivers of lane_bench.cpp's throughput
-// benchmarks, written once and handed each peer's post as a callable, so every
-// peer runs the very same loop and checks.
+// impl/bench/lane_rounds.hpp: the round drivers of lane_bench.cpp's (and
+// scale_bench.cpp's) throughput benchmarks, written once and handed each peer's
+// post as a callable, so every peer runs the very same loop and checks.
 //
+//   try_post_or_count  try_post, a refusal counted (the turnstile rows).
+//   lane_round_trips  a fiber awaits lane.run(++work), one turn in flight at a
+//                 time, once per benchmark iteration.
 //   post_rounds   P producers (Producers) each post kPerProducer items to one
 //                 lane per round; a round ends when the last item has run.
-//   many_rounds   this thread posts kPerLane items to each of kLanes lanes per
-//                 round, round robin; a round ends when every lane has run its K.
+//   many_rounds   this thread posts per_lane items to each of the lanes per
+//                 round, round robin; a round ends when every lane has run its share.
 // Items update lane-owned state (Tally, LaneTally): plain fields, serialised by
 // the lane under test. The checks report a lost item or a FIFO break with
 // SkipWithError.
@@ -14,9 +17,11 @@
 #include <benchmark/benchmark.h>
 
 #include <atomic>
+#include <utility>
 #include <vector>
 
 #include "lane_peers.hpp"
+#include "turnstile/state_lane.hpp"
 
 namespace turnstile_bench {
 
@@ -26,6 +31,20 @@ constexpr long kPerLane = 10;  // items per lane per round
 
 inline void check(benchmark::State& state, bool ok, const char* what) {
   if (!ok) state.SkipWithError(what);
+}
+
+inline turnstile::Task<> lane_round_trips(benchmark::State& state, turnstile::StateLane& lane, long& work) {
+  for (auto _ : state) {
+    turnstile::Task<> t = lane.run([&work] { ++work; });  // a named local: see the GCC co_await pitfall
+    co_await std::move(t);
+  }
+}
+
+// lane.try_post(f), counting a refusal in `refused` (relaxed: read once the
+// carriers have joined).
+template <class F>
+void try_post_or_count(turnstile::StateLane& lane, std::atomic<long>& refused, F f) {
+  if (!lane.try_post(std::move(f))) refused.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Lane-owned state of the throughput rounds: touched only by items, which the lane
@@ -70,9 +89,11 @@ inline void check_tally(benchmark::State& state, const Tally& tally, long refuse
   check(state, tally.fifo_ok, "FIFO per producer broken");
 }
 
+// The many-lanes rounds (here and in scale_bench.cpp): one Many per benchmark,
+// one LaneTally per lane.
 struct Many {
-  long target = 0;                // written by the driver before it posts a round
-  std::atomic<int> lanes_left{0};  // acq_rel decrements; the last one sets done
+  long target = 0;                  // a lane's count at the end of this round; set before posting
+  std::atomic<long> lanes_left{0};  // acq_rel decrements; the last one sets done
   Flag done;
 };
 struct alignas(64) LaneTally {  // one per lane, lane-owned
@@ -84,20 +105,24 @@ struct alignas(64) LaneTally {  // one per lane, lane-owned
   }
 };
 
-// kPerLane items to each of kLanes lanes per round, round robin over the lanes.
+// per_lane items to each lane (one LaneTally per lane) per round, round robin
+// over the lanes: post(i, tally) queues one item on lane i (lane_bench: kLanes
+// lanes, kPerLane each; scale_bench: kTotal items spread over N lanes).
 template <class Post>
-void many_rounds(benchmark::State& state, std::vector<LaneTally>& tallies, Many& many, Post post) {
+void many_rounds(benchmark::State& state, std::vector<LaneTally>& tallies, Many& many, long per_lane,
+                 Post post) {
+  const long lanes = static_cast<long>(tallies.size());
   long round = 0;
   for (auto _ : state) {
-    many.target = (round + 1) * kPerLane;
+    many.target = (round + 1) * per_lane;
     // Relaxed: published to the items by the lanes' queues (posted after this).
-    many.lanes_left.store(kLanes, std::memory_order_relaxed);
-    for (long k = 0; k < kPerLane; ++k)
-      for (int i = 0; i < kLanes; ++i) post(i, &tallies[static_cast<std::size_t>(i)]);
+    many.lanes_left.store(lanes, std::memory_order_relaxed);
+    for (long k = 0; k < per_lane; ++k)
+      for (long i = 0; i < lanes; ++i) post(i, &tallies[static_cast<std::size_t>(i)]);
     many.done.wait_and_rearm();
     ++round;
   }
-  state.SetItemsProcessed(state.iterations() * kLanes * kPerLane);
+  state.SetItemsProcessed(state.iterations() * lanes * per_lane);
 }
 inline void check_many(benchmark::State& state, const std::vector<LaneTally>& tallies, long refused) {
   check(state, refused == 0, "try_post refused an item");

@@ -198,18 +198,26 @@ void BM_RT_ChannelPingPong(benchmark::State& state) {
   sync_wait(pool, ping_pong(state, to, from));
 }
 
-void BM_Base_BoostChannelPingPong(benchmark::State& state) {
-  boost::fibers::unbuffered_channel<int> to, from;
-  boost::fibers::fiber echo([&] {
-    int v;
-    while (to.pop(v) == boost::fibers::channel_op_status::success) from.push(v + 1);
-  });
+// The two ends of Boost's ping-pong: echo answers v + 1 until `to` closes; ping
+// sends one value per iteration, waits for the answer, then closes `to`.
+using BoostChannel = boost::fibers::unbuffered_channel<int>;
+void boost_echo(BoostChannel& to, BoostChannel& from) {
+  int v;
+  while (to.pop(v) == boost::fibers::channel_op_status::success) from.push(v + 1);
+}
+void boost_ping(benchmark::State& state, BoostChannel& to, BoostChannel& from) {
   int v = 0;
   for (auto _ : state) {
     to.push(v);
     from.pop(v);
   }
   to.close();
+}
+
+void BM_Base_BoostChannelPingPong(benchmark::State& state) {
+  BoostChannel to, from;
+  boost::fibers::fiber echo([&] { boost_echo(to, from); });
+  boost_ping(state, to, from);
   echo.join();
 }
 
@@ -218,7 +226,7 @@ void BM_Base_BoostChannelPingPong(benchmark::State& state) {
 // and echo fibers free to run on either thread.
 void BM_Base_BoostChannelPingPong2(benchmark::State& state) {
   namespace bf = boost::fibers;
-  bf::unbuffered_channel<int> to, from;
+  BoostChannel to, from;
   bf::mutex mu;
   bf::condition_variable cv;
   bool done = false;
@@ -229,18 +237,8 @@ void BM_Base_BoostChannelPingPong2(benchmark::State& state) {
   });
   std::thread driver([&] {
     bf::use_scheduling_algorithm<bf::algo::shared_work>();
-    bf::fiber echo([&] {
-      int v;
-      while (to.pop(v) == bf::channel_op_status::success) from.push(v + 1);
-    });
-    bf::fiber ping([&] {
-      int v = 0;
-      for (auto _ : state) {
-        to.push(v);
-        from.pop(v);
-      }
-      to.close();
-    });
+    bf::fiber echo([&] { boost_echo(to, from); });
+    bf::fiber ping([&] { boost_ping(state, to, from); });
     ping.join();
     echo.join();
     {

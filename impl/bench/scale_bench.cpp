@@ -55,6 +55,7 @@
 
 #include "bench_support.hpp"
 #include "lane_peers.hpp"
+#include "lane_rounds.hpp"
 #include "turnstile/fiber_local.hpp"
 #include "turnstile/state_lane.hpp"
 #include "turnstile/sync_wait.hpp"
@@ -72,10 +73,6 @@ constexpr std::array<long, 4> kDepths = {1, 10, 100, 1000};
 
 constexpr const char* kMismatch = "item count mismatch (lost or duplicated item)";
 
-void check(benchmark::State& state, bool ok, const char* what) {
-  if (!ok) state.SkipWithError(what);
-}
-
 std::vector<long> carrier_counts() {
   const long cores = std::max(1L, static_cast<long>(std::thread::hardware_concurrency()));
   std::vector<long> c = {1, 2, cores};
@@ -92,41 +89,16 @@ void report_item_allocations(benchmark::State& state, std::uint64_t before, long
 
 // ------------------------------------------------------------ many lanes
 
-struct Round {
-  long target = 0;                  // a lane's count at the end of this round; set before posting
-  std::atomic<long> lanes_left{0};  // acq_rel decrements; the last one sets done
-  Flag done;
-};
-struct alignas(64) Share {  // one per lane, lane-owned (serialised by the lane under test)
-  long count = 0;
-  Round* round = nullptr;
-  void item() noexcept {
-    if (++count == round->target && round->lanes_left.fetch_sub(1, std::memory_order_acq_rel) == 1)
-      round->done.set();
-  }
-};
-
 // kTotal items per round, round robin over the lanes: post(i, share) queues one.
 template <class Post>
-void lane_rounds(benchmark::State& state, std::vector<Share>& shares, Round& round, bool count_allocs,
+void lane_rounds(benchmark::State& state, std::vector<LaneTally>& shares, Many& round, bool count_allocs,
                  Post post) {
-  const long lanes = static_cast<long>(shares.size());
-  const long per_lane = kTotal / lanes;
-  long r = 0;
   const auto a0 = thread_allocations();
-  for (auto _ : state) {
-    round.target = (r + 1) * per_lane;
-    // Relaxed: published to the items by the lanes' queues (posted after this store).
-    round.lanes_left.store(lanes, std::memory_order_relaxed);
-    for (long k = 0; k < per_lane; ++k)
-      for (long i = 0; i < lanes; ++i) post(i, &shares[static_cast<std::size_t>(i)]);
-    round.done.wait_and_rearm();
-    ++r;
-  }
+  many_rounds(state, shares, round, kTotal / static_cast<long>(shares.size()), post);
+  // kTotal / N * N == kTotal: every N of kLaneCounts divides kTotal.
   if (count_allocs) report_item_allocations(state, a0, kTotal);
-  state.SetItemsProcessed(state.iterations() * kTotal);
 }
-void check_shares(benchmark::State& state, const std::vector<Share>& shares, long refused) {
+void check_shares(benchmark::State& state, const std::vector<LaneTally>& shares, long refused) {
   check(state, refused == 0, "try_post refused an item");
   const long per_lane = kTotal / static_cast<long>(shares.size());
   for (const auto& s : shares)
@@ -135,16 +107,15 @@ void check_shares(benchmark::State& state, const std::vector<Share>& shares, lon
 
 void BM_Scale_Lanes(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  Round round;
-  std::vector<Share> shares(n, Share{.round = &round});
+  Many round;
+  std::vector<LaneTally> shares(n, LaneTally{.many = &round});
   std::atomic<long> refused{0};  // relaxed: read after the pool has joined
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(1)));
   std::vector<std::unique_ptr<StateLane>> lanes;
   lanes.reserve(n);
   for (std::size_t i = 0; i < n; ++i) lanes.push_back(std::make_unique<StateLane>("scale", *pool));
-  lane_rounds(state, shares, round, true, [&](long i, Share* s) {
-    if (!lanes[static_cast<std::size_t>(i)]->try_post([s] { s->item(); }))
-      refused.fetch_add(1, std::memory_order_relaxed);
+  lane_rounds(state, shares, round, true, [&](long i, LaneTally* s) {
+    try_post_or_count(*lanes[static_cast<std::size_t>(i)], refused, [s] { s->item(); });
   });
   pool.reset();  // joins the carriers: every lane is idle from here on
   check_shares(state, shares, refused.load(std::memory_order_relaxed));
@@ -152,13 +123,13 @@ void BM_Scale_Lanes(benchmark::State& state) {
 
 void BM_Scale_StrandLanes(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  Round round;
-  std::vector<Share> shares(n, Share{.round = &round});
+  Many round;
+  std::vector<LaneTally> shares(n, LaneTally{.many = &round});
   IoThreads io(static_cast<int>(state.range(1)));
   std::vector<AsioStrand> strands;
   strands.reserve(n);
   for (std::size_t i = 0; i < n; ++i) strands.push_back(asio::make_strand(io.ioc()));
-  lane_rounds(state, shares, round, false, [&](long i, Share* s) {
+  lane_rounds(state, shares, round, false, [&](long i, LaneTally* s) {
     asio::post(strands[static_cast<std::size_t>(i)], [s] { s->item(); });
   });
   io.join();
@@ -167,12 +138,6 @@ void BM_Scale_StrandLanes(benchmark::State& state) {
 
 // ------------------------------------------------------------ one lane, C carriers
 
-Task<> lane_round_trips(benchmark::State& state, StateLane& lane, long& work) {
-  for (auto _ : state) {
-    Task<> t = lane.run([&work] { ++work; });  // a named local: see the GCC co_await pitfall
-    co_await std::move(t);
-  }
-}
 void BM_Scale_LaneRoundTrip(benchmark::State& state) {
   long work = 0;  // lane-owned
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
@@ -183,37 +148,8 @@ void BM_Scale_LaneRoundTrip(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
-struct StrandClient {
-  benchmark::State& state;
-  asio::io_context& ioc;
-  AsioStrand& strand;
-  Flag& finished;
-  long work = 0;     // strand-owned
-  long resumed = 0;  // the client's: its steps form one chain
-  void issue() {
-    if (!state.KeepRunning()) {
-      finished.set();
-      return;
-    }
-    asio::post(strand, [this] {
-      ++work;
-      asio::post(ioc, [this] {
-        ++resumed;
-        issue();
-      });
-    });
-  }
-};
 void BM_Scale_StrandRoundTrip(benchmark::State& state) {
-  Flag finished;
-  IoThreads io(static_cast<int>(state.range(0)));
-  AsioStrand strand = asio::make_strand(io.ioc());
-  StrandClient client{state, io.ioc(), strand, finished};
-  asio::post(io.ioc(), [&client] { client.issue(); });
-  finished.wait_and_rearm();
-  io.join();
-  check(state, client.work == static_cast<long>(state.iterations()) && client.resumed == client.work,
-        "lost turn");
+  check(state, strand_round_trips(state, static_cast<int>(state.range(0))), "lost turn");
   state.SetItemsProcessed(state.iterations());
 }
 
@@ -253,7 +189,7 @@ void BM_Scale_LanePost(benchmark::State& state) {
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
   StateLane lane("scale", *pool);
   burst_rounds(state, serial, done, true, [&](long seq) {
-    if (!lane.try_post([s = &serial, seq] { s->item(seq); })) refused.fetch_add(1, std::memory_order_relaxed);
+    try_post_or_count(lane, refused, [s = &serial, seq] { s->item(seq); });
   });
   pool.reset();
   check_serial(state, serial, refused.load(std::memory_order_relaxed));
@@ -272,8 +208,6 @@ void BM_Scale_StrandPost(benchmark::State& state) {
 
 // ------------------------------------------------------------ where depth
 
-enum class Mode { kThread, kFiber };
-
 FiberLocal<int> g_outer("outer");
 std::array<FiberLocal<int>, 64> g_keys;  // the bindings above it (reused modulo 64)
 
@@ -285,25 +219,6 @@ FiberContext bind_above(long i, long n) {
 // g_outer bound first, depth-1 bindings on top of it: get() of g_outer walks `depth` frames.
 FiberContext chain(long depth) {
   return g_outer.where(42, [=] { return bind_above(0, depth - 1); });
-}
-
-template <class F>
-Task<> body_task(F* f) {
-  (*f)();
-  co_return;
-}
-// Runs `f` on this plain thread or as a fiber's body (sync_wait's private loop).
-template <class F>
-void run_in(benchmark::State& state, Mode mode, F f) {
-  auto checked = [&] {
-    if (turnstile::on_fiber() != (mode == Mode::kFiber)) return state.SkipWithError("wrong mode");
-    f();
-  };
-  if (mode == Mode::kFiber) {
-    sync_wait(body_task(&checked));
-  } else {
-    checked();
-  }
 }
 
 void BM_Scale_Get(benchmark::State& state, Mode mode) {
@@ -325,10 +240,7 @@ void BM_Scale_Capture(benchmark::State& state, Mode mode) {
   run_in(state, mode, [&] {
     ctx.run([&] {
       const auto a0 = thread_allocations();
-      for (auto _ : state) {
-        FiberContext snapshot = FiberContext::capture();
-        benchmark::DoNotOptimize(snapshot);
-      }
+      capture_loop(state);
       report_item_allocations(state, a0, 1);
       state.SetItemsProcessed(state.iterations());
       const FiberContext last = FiberContext::capture();

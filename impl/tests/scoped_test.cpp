@@ -37,6 +37,15 @@ Task<> await_into(Task<T> task, Seen<T>& seen) {
   seen.done = true;
 }
 
+// Sets `gate` and runs `ms` until idle: the awaiter must then have seen its
+// Task finish.
+template <class T>
+void open_and_settle(ManualScheduler& ms, Event& gate, const Seen<T>& seen) {
+  gate.set();
+  ms.run_until_idle();
+  ASSERT_TRUE(seen.done);
+}
+
 Task<> wait_then_log(Event& ev, std::vector<std::string>& log, std::string name) {
   co_await ev.wait();
   log.push_back(name);
@@ -66,9 +75,7 @@ TEST(Scoped, ABodyThatThrowsHasEveryChildJoinedThenItsExceptionRethrown) {
   turnstile_test::run_detached(ms, await_into(scoped(body), seen));
   EXPECT_FALSE(seen.done) << "the body threw, but its children still run: no early exit";
   EXPECT_TRUE(log.empty());
-  slow.set();
-  ms.run_until_idle();
-  ASSERT_TRUE(seen.done);
+  ASSERT_NO_FATAL_FAILURE(open_and_settle(ms, slow, seen));
   EXPECT_EQ(seen.error, "body");
   EXPECT_EQ(log, (std::vector<std::string>{"child-1", "child-2"}));
 }
@@ -86,9 +93,7 @@ TEST(Scoped, ReturnsTheBodysValueOnceEveryChildHasFinished) {
   };
   turnstile_test::run_detached(ms, await_into(scoped("named", body), seen));
   EXPECT_FALSE(seen.done) << "returned before its child finished";
-  slow.set();
-  ms.run_until_idle();
-  ASSERT_TRUE(seen.done);
+  ASSERT_NO_FATAL_FAILURE(open_and_settle(ms, slow, seen));
   EXPECT_EQ(seen.value, "value");
   EXPECT_EQ(log, (std::vector<std::string>{"body", "child"}));
 }
@@ -109,9 +114,7 @@ TEST(Scoped, AChildsFailureIsRethrownAsJoinReportsItAndTheBodysWinsOverIt) {
   };
   detach(ms, await_into(scoped(ok_body), child_failed));
   turnstile_test::run_detached(ms, await_into(scoped(failing_body), both_failed));
-  go.set();
-  ms.run_until_idle();
-  ASSERT_TRUE(child_failed.done);
+  ASSERT_NO_FATAL_FAILURE(open_and_settle(ms, go, child_failed));
   EXPECT_FALSE(child_failed.value.has_value()) << "a child failed: no value";
   EXPECT_EQ(child_failed.error, "child");
   ASSERT_TRUE(both_failed.done);
@@ -170,9 +173,7 @@ TEST(WhenAll, ReturnsEveryResultInArgumentOrderWhateverTheOrderTheyFinish) {
   second.set();  // the last argument finishes first
   ms.run_until_idle();
   EXPECT_FALSE(seen.done);
-  first.set();
-  ms.run_until_idle();
-  ASSERT_TRUE(seen.done);
+  ASSERT_NO_FATAL_FAILURE(open_and_settle(ms, first, seen));
   EXPECT_EQ(order, (std::vector<int>{4, 1}));
   ASSERT_TRUE(seen.value.has_value()) << seen.error;
   EXPECT_EQ(std::get<0>(*seen.value), 1);
@@ -191,9 +192,7 @@ TEST(WhenAll, AFailureIsRethrownOnlyAfterEveryChildHasFinished) {
   early.set();
   ms.run_until_idle();
   EXPECT_FALSE(seen.done) << "rethrown while a sibling still ran";
-  late.set();
-  ms.run_until_idle();
-  ASSERT_TRUE(seen.done);
+  ASSERT_NO_FATAL_FAILURE(open_and_settle(ms, late, seen));
   EXPECT_EQ(seen.error, "first failure");
   EXPECT_FALSE(seen.value.has_value());
   EXPECT_EQ(order, (std::vector<int>{7}));

@@ -86,6 +86,13 @@ void expect_lines(const std::vector<std::string>& l,
   }
 }
 
+// The trace has exactly `size` lines, and expect_lines(l, want) holds.
+void expect_trace(const std::vector<std::string>& l, std::size_t size,
+                  const std::vector<std::pair<std::size_t, std::string>>& want) {
+  ASSERT_EQ(l.size(), size);
+  expect_lines(l, want);
+}
+
 FiberLocal<std::string> request("request");
 
 // Runs `t` as fiber "f0" on `s` until idle.
@@ -215,12 +222,10 @@ TEST(TraceSink, WhereAndReadsEmitBindReadRestore) {
     (void)request.is_bound();
     co_return;
   }());
-  const auto l = rec.sink.lines();
-  ASSERT_EQ(l.size(), 5u);
-  expect_lines(l, {{1, "fl.bind f0 key=request value=v"},
-                   {2, "fl.read f0 key=request op=r1 value=v"},
-                   {3, "fl.restore f0 key=request"},
-                   {4, "fl.read f0 key=request op=r2 unbound=true"}});
+  expect_trace(rec.sink.lines(), 5u, {{1, "fl.bind f0 key=request value=v"},
+                                      {2, "fl.read f0 key=request op=r1 value=v"},
+                                      {3, "fl.restore f0 key=request"},
+                                      {4, "fl.read f0 key=request op=r2 unbound=true"}});
 }
 
 // spec: [TRACE-4.3]
@@ -244,12 +249,10 @@ TEST(TraceSink, CaptureAndRunEmitCaptureInstallUninstall) {
     }
     co_await std::move(t);
   }());
-  const auto l = rec.sink.lines();
-  ASSERT_EQ(l.size(), 7u);
-  expect_lines(l, {{2, "fl.capture f0 ctx=c1"},
-                   {4, "fl.install f0 ctx=c1"},
-                   {5, "fl.read f0 key=request value=v"},
-                   {6, "fl.uninstall f0 ctx=c1"}});
+  expect_trace(rec.sink.lines(), 7u, {{2, "fl.capture f0 ctx=c1"},
+                                      {4, "fl.install f0 ctx=c1"},
+                                      {5, "fl.read f0 key=request value=v"},
+                                      {6, "fl.uninstall f0 ctx=c1"}});
 }
 
 // spec: [TRACE-4.3] [TURN-7.1]

@@ -262,12 +262,14 @@ class Submitter {
     sub.other_error = settled.other;
   }
 
-  // The ops that never wait, made alike by both producers; false for the others
-  // (run, yield, close), which each producer waits for in its own way.
-  bool submit_without_waiting(Op op, bool throws, std::vector<std::pair<std::size_t, Task<int>>>& later) {
-    switch (op) {
+  // Op i of `spec` when it never waits, made alike by both producers (a kLater
+  // run is kept for take_later()); false for the others (run, yield, close),
+  // which each producer waits for in its own way.
+  bool submit_without_waiting(const ProducerSpec& spec, std::size_t i) {
+    const bool throws = spec.throws[i];
+    switch (spec.ops[i]) {
       case Op::kLater:
-        if (auto t = run(throws, true)) later.emplace_back(last_index(), std::move(*t));
+        if (auto t = run(throws, true)) later_.emplace_back(last_index(), std::move(*t));
         return true;
       case Op::kDropped: {
         auto t = run(throws, false);
@@ -285,6 +287,14 @@ class Submitter {
     }
   }
 
+  // lane.close(), recorded: close_called() before it, close_done() once it completed.
+  Task<> close() {
+    const std::size_t k = close_called();
+    Task<> c = lane_.close();
+    co_await std::move(c);
+    close_done(k);
+  }
+
   std::size_t close_called() {
     s_.close_called.store(true, std::memory_order_release);  // before close(): see refused()
     own_close_ = true;
@@ -299,6 +309,15 @@ class Submitter {
   }
 
   std::size_t last_index() const { return rec_.subs.size() - 1; }
+
+  // The kLater runs not awaited yet, newest first (the awaiting order is not
+  // the queue order): {item index, its Task}, or nullopt when none is left.
+  std::optional<std::pair<std::size_t, Task<int>>> take_later() {
+    if (later_.empty()) return std::nullopt;
+    std::optional<std::pair<std::size_t, Task<int>>> next(std::move(later_.back()));
+    later_.pop_back();
+    return next;
+  }
 
  private:
   Sub& new_sub(Kind kind, bool throws) {
@@ -323,18 +342,17 @@ class Submitter {
   Producer& rec_;
   int base_;
   bool own_close_ = false;
+  std::vector<std::pair<std::size_t, Task<int>>> later_;  // see take_later()
 };
 
 // The producer's ops as a fiber on the pool: run() awaited with co_await.
 Task<> fiber_producer(StateLane& lane, Shared& s, Producer& rec, int base, ProducerSpec spec) {
   Submitter sub(lane, s, rec, base);
-  std::vector<std::pair<std::size_t, Task<int>>> later;
   for (std::size_t i = 0; i < spec.ops.size(); ++i) {
-    const bool throws = spec.throws[i];
-    if (sub.submit_without_waiting(spec.ops[i], throws, later)) continue;
+    if (sub.submit_without_waiting(spec, i)) continue;
     switch (spec.ops[i]) {
       case Op::kRun:
-        if (auto t = sub.run(throws, true)) {
+        if (auto t = sub.run(spec.throws[i], true)) {
           Task<> a = sub.await_item(sub.last_index(), std::move(*t));
           co_await std::move(a);
         }
@@ -343,20 +361,16 @@ Task<> fiber_producer(StateLane& lane, Shared& s, Producer& rec, int base, Produ
         co_await yield();
         break;
       case Op::kClose: {
-        const std::size_t k = sub.close_called();
-        Task<> c = lane.close();
+        Task<> c = sub.close();
         co_await std::move(c);
-        sub.close_done(k);
         break;
       }
       default:
         break;
     }
   }
-  while (!later.empty()) {  // newest first: the awaiting order is not the queue order
-    auto [index, t] = std::move(later.back());
-    later.pop_back();
-    Task<> a = sub.await_item(index, std::move(t));
+  while (auto next = sub.take_later()) {
+    Task<> a = sub.await_item(next->first, std::move(next->second));
     co_await std::move(a);
   }
 }
@@ -364,32 +378,23 @@ Task<> fiber_producer(StateLane& lane, Shared& s, Producer& rec, int base, Produ
 // The same ops from a plain thread: run() awaited with sync_wait.
 void thread_producer(StateLane& lane, Shared& s, Producer& rec, int base, const ProducerSpec& spec) {
   Submitter sub(lane, s, rec, base);
-  std::vector<std::pair<std::size_t, Task<int>>> later;
   for (std::size_t i = 0; i < spec.ops.size(); ++i) {
-    const bool throws = spec.throws[i];
-    if (sub.submit_without_waiting(spec.ops[i], throws, later)) continue;
+    if (sub.submit_without_waiting(spec, i)) continue;
     switch (spec.ops[i]) {
       case Op::kRun:
-        if (auto t = sub.run(throws, true)) sync_wait(sub.await_item(sub.last_index(), std::move(*t)));
+        if (auto t = sub.run(spec.throws[i], true)) sync_wait(sub.await_item(sub.last_index(), std::move(*t)));
         break;
       case Op::kYield:
         std::this_thread::yield();
         break;
-      case Op::kClose: {
-        const std::size_t k = sub.close_called();
-        sync_wait(lane.close());
-        sub.close_done(k);
+      case Op::kClose:
+        sync_wait(sub.close());
         break;
-      }
       default:
         break;
     }
   }
-  while (!later.empty()) {
-    auto [index, t] = std::move(later.back());
-    later.pop_back();
-    sync_wait(sub.await_item(index, std::move(t)));
-  }
+  while (auto next = sub.take_later()) sync_wait(sub.await_item(next->first, std::move(next->second)));
 }
 
 // ------------------------------------------------------------------- the run

@@ -57,6 +57,21 @@ void Gen::mix_in(json& doc, const std::string& contract) {
   }
 }
 
+// Appends to `body` a `where` of a fresh value on a random key whose body reads
+// it, maybe runs lane `l` reentrantly (not when l is kNoLane), maybe throws;
+// then a read after it (the value is restored).
+void Gen::mixed_where(json& body, const Env& env, std::size_t l) {
+  const std::string& key = keys_[rng_.below(keys_.size())];
+  const std::string value = "v" + std::to_string(++values_);
+  Env inner = env;
+  inner[key] = value;
+  json sub = json::array({read_op(inner, "FL-3.1")});
+  if (l != kNoLane && rng_.chance(30)) sub.push_back(reentrant_run(l, "LANE-5.3"));
+  if (rng_.chance(15)) sub.push_back(json{{"id", op_id()}, {"do", "throw"}});
+  body.push_back(json{{"id", op_id()}, {"do", "where"}, {"key", key}, {"value", value}, {"body", sub}});
+  body.push_back(read_op(env, "FL-3.1"));
+}
+
 // One step of another contract in the body of a turn of lane `l` (see the
 // file header); false when none applies.
 bool Gen::mixed_lane_step(json& body, std::size_t l, int depth, const Env& env, Ctxs& ctxs) {
@@ -70,15 +85,7 @@ bool Gen::mixed_lane_step(json& body, std::size_t l, int depth, const Env& env, 
   if (r < 22) {
     body.push_back(read_op(env, "FL-3.9"));
   } else if (r < 36) {
-    const std::string& key = keys_[rng_.below(keys_.size())];
-    const std::string value = "v" + std::to_string(++values_);
-    Env inner = env;
-    inner[key] = value;
-    json sub = json::array({read_op(inner, "FL-3.1")});
-    if (rng_.chance(30)) sub.push_back(reentrant_run(l, "LANE-5.3"));
-    if (rng_.chance(15)) sub.push_back(json{{"id", op_id()}, {"do", "throw"}});
-    body.push_back(json{{"id", op_id()}, {"do", "where"}, {"key", key}, {"value", value}, {"body", sub}});
-    body.push_back(read_op(env, "FL-3.1"));
+    mixed_where(body, env, l);
   } else if (r < 50) {
     const std::string name = "c" + std::to_string(++ctx_count_);
     body.push_back(json{{"id", op_id()}, {"do", "capture"}, {"ctx", name}});
@@ -175,14 +182,7 @@ bool Gen::mixed_actor_step(json& body, const std::vector<Link>& chain, int depth
   if (r < 75) {
     body.push_back(read_op(env, "FL-3.9"));
   } else if (r < 90) {
-    const std::string& key = keys_[rng_.below(keys_.size())];
-    const std::string value = "v" + std::to_string(++values_);
-    Env inner = env;
-    inner[key] = value;
-    json sub = json::array({read_op(inner, "FL-3.1")});
-    if (rng_.chance(15)) sub.push_back(json{{"id", op_id()}, {"do", "throw"}});
-    body.push_back(json{{"id", op_id()}, {"do", "where"}, {"key", key}, {"value", value}, {"body", sub}});
-    body.push_back(read_op(env, "FL-3.1"));
+    mixed_where(body, env, kNoLane);
   } else {
     // A handoff from an actor turn carries nothing ([FL-3.4]).
     body.push_back(json{{"id", op_id()}, {"do", "detach"}, {"fiber", fiber_id()},

@@ -54,6 +54,7 @@ class Gen {
  private:
   struct Link { std::size_t act; bool serial; };
   static constexpr std::size_t kInTurn = static_cast<std::size_t>(-1);  // a close made by a turn
+  static constexpr std::size_t kNoLane = static_cast<std::size_t>(-1);  // mixed_where: no lane to reenter
 
   // generate.cpp: lane and fiber-local; generate_turns.cpp: turns.
   std::string op_id() { return "o" + std::to_string(++ops_); }
@@ -74,6 +75,7 @@ class Gen {
 
   // generate_mixed.cpp: the seams between contracts.
   void mix_in(json& doc, const std::string& contract);
+  void mixed_where(json& body, const Env& env, std::size_t l);
   bool mixed_lane_step(json& body, std::size_t l, int depth, const Env& env, Ctxs& ctxs);
   void capture_at_end(json& body, bool throws, std::size_t l, const Env& env, Ctxs& ctxs);
   void install_after_turn(json& ops, const Ctxs& ctxs, const std::vector<bool>& closed_here);

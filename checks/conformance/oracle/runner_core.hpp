@@ -81,6 +81,9 @@ class Runner {
 
   // runner_ops.cpp: one op
   Task<> exec_op(const json& op, Ctx c, Scope& scope);
+  // An activation turn's body (a `call` op's or a task's `turn` op's): `body`
+  // run with the turn's context.
+  Task<> turn_body(const json* body, TurnContext<int>& tc);
   // The ops that run the same way in a fiber and inside a lane turn.
   void exec_common(const json& op, const std::string& what, const std::string& id, const json* body);
   // Awaits `t` (started inside a lane turn, which cannot wait) on a fiber of

@@ -9,6 +9,12 @@
 
 namespace turnstile::oracle::detail {
 
+Task<> Runner::turn_body(const json* body, TurnContext<int>& tc) {
+  Ctx inner;
+  inner.turn = &tc;
+  co_await exec_list(body, inner);
+}
+
 Task<> Runner::exec_op(const json& op, Ctx c, Scope& scope) {
   const std::string what = op["do"].get<std::string>();
   const std::string id = op["id"].get<std::string>();
@@ -60,11 +66,7 @@ Task<> Runner::exec_op(const json& op, Ctx c, Scope& scope) {
     } catch (const ScenarioThrow&) {
     }
   } else if (what == "call") {
-    auto fn = [this, body](TurnContext<int>& tc) -> Task<> {
-      Ctx inner;
-      inner.turn = &tc;
-      co_await exec_list(body, inner);
-    };
+    auto fn = [this, body](TurnContext<int>& tc) { return turn_body(body, tc); };
     Task<> t;
     {
       trace::ScopedLabel label(id);
@@ -95,11 +97,7 @@ Task<> Runner::exec_op(const json& op, Ctx c, Scope& scope) {
     c.turn->task(std::move(fn));
   } else if (what == "turn") {
     if (c.task == nullptr) throw std::logic_error("op '" + id + "': turn outside a task");
-    auto fn = [this, body](TurnContext<int>& tc) -> Task<> {
-      Ctx inner;
-      inner.turn = &tc;
-      co_await exec_list(body, inner);
-    };
+    auto fn = [this, body](TurnContext<int>& tc) { return turn_body(body, tc); };
     Task<> t;
     {
       trace::ScopedLabel label(id);

@@ -10,11 +10,36 @@
 namespace turnstile::oracle::testing {
 namespace {
 
+// The lines of a trace body: line(body) appends {"seq":N,body}, N counting up
+// from first_seq.
+class SeqLines {
+ public:
+  explicit SeqLines(std::size_t first_seq) : seq_(first_seq) {}
+  void operator()(const std::string& body) {
+    out_.push_back(R"({"seq":)" + std::to_string(seq_++) + "," + body + "}");
+  }
+  std::vector<std::string> take() { return std::move(out_); }
+
+ private:
+  std::vector<std::string> out_;
+  std::size_t seq_;
+};
+
+// The header line of a test trace, then `body`'s lines.
+std::string trace_head_and(const std::vector<std::string>& body) {
+  std::string text = R"({"seq":1,"ev":"trace","format":1,"impl":"test"})" "\n";
+  for (const auto& l : body) text += l + "\n";
+  return text;
+}
+// The same, ended by a quiescent end line numbered `end_seq`.
+std::string quiescent_trace(const std::vector<std::string>& body, std::size_t end_seq) {
+  return trace_head_and(body) + R"({"seq":)" + std::to_string(end_seq) +
+         R"(,"ev":"end","status":"quiescent"})" "\n";
+}
+
 // A clean lane trace body: `items` runs of lanes L0..L3, 4 in flight per lane.
 std::vector<std::string> lane_items(std::size_t items, std::size_t first_seq) {
-  std::vector<std::string> out;
-  std::size_t seq = first_seq;
-  auto line = [&](const std::string& body) { out.push_back(R"({"seq":)" + std::to_string(seq++) + "," + body + "}"); };
+  SeqLines line(first_seq);
   for (std::size_t i = 0; i < items; i += 4) {
     const std::string lane = "\"lane\":\"L" + std::to_string(i / 4 % 4) + "\"";
     for (std::size_t k = i; k < i + 4; ++k) {
@@ -31,14 +56,12 @@ std::vector<std::string> lane_items(std::size_t items, std::size_t first_seq) {
       line(R"("ev":"lane.resumed",)" + f + "," + lane + "," + item + R"(,"outcome":"ok")");
     }
   }
-  return out;
+  return line.take();
 }
 
 // Fiber-local binds and restores of ever new values, with reads between.
 std::vector<std::string> fl_binds(std::size_t binds, std::size_t first_seq) {
-  std::vector<std::string> out;
-  std::size_t seq = first_seq;
-  auto line = [&](const std::string& body) { out.push_back(R"({"seq":)" + std::to_string(seq++) + "," + body + "}"); };
+  SeqLines line(first_seq);
   for (std::size_t i = 0; i < binds; ++i) {
     const std::string v = std::to_string(i);
     line(R"("ev":"fl.bind","fiber":"g","key":"k","value":)" + v);
@@ -48,7 +71,7 @@ std::vector<std::string> fl_binds(std::size_t binds, std::size_t first_seq) {
     line(R"("ev":"fl.install","fiber":"h","ctx":"c")");
     line(R"("ev":"fl.uninstall","fiber":"h","ctx":"c")");
   }
-  return out;
+  return line.take();
 }
 
 // Actor calls, each settled: a root fiber `m` calls and awaits a serial call
@@ -56,9 +79,7 @@ std::vector<std::string> fl_binds(std::size_t binds, std::size_t first_seq) {
 // edge, held back until it is answered), and an interleaved call of A runs
 // beside it.
 std::vector<std::string> turn_calls(std::size_t calls, std::size_t first_seq) {
-  std::vector<std::string> out;
-  std::size_t seq = first_seq;
-  auto line = [&](const std::string& body) { out.push_back(R"({"seq":)" + std::to_string(seq++) + "," + body + "}"); };
+  SeqLines line(first_seq);
   for (std::size_t i = 0; i < calls; ++i) {
     const std::string n = std::to_string(i);
     const std::string a = R"("act":"A","call":"a)" + n + "\"";
@@ -76,14 +97,13 @@ std::vector<std::string> turn_calls(std::size_t calls, std::size_t first_seq) {
     line(R"("ev":"turn.end","fiber":"x",)" + c + R"(,"outcome":"ok")");
     line(R"("ev":"turn.end","fiber":"w",)" + a + R"(,"outcome":"ok")");
   }
-  return out;
+  return line.take();
 }
 
 // Feeds the header and `body` to a TraceChecker; its retained() afterwards.
 std::size_t retained_after(const std::vector<std::string>& body, std::size_t& found) {
   TraceChecker checker;
-  std::string text = R"({"seq":1,"ev":"trace","format":1,"impl":"test"})" "\n";
-  for (const auto& l : body) text += l + "\n";
+  const std::string text = trace_head_and(body);
   const auto error = read_trace_text(text, "stream", [&](const Event& e) { checker.on_event(e); });
   EXPECT_TRUE(error.has_value() && error->message.find("truncated") != std::string::npos)
       << "the trace has no `end` on purpose";
@@ -131,9 +151,7 @@ TEST(StreamingCheck, TurnStateDoesNotGrowWithTheTrace) {
   std::size_t seq = body.size() + 2;
   body.push_back(R"({"seq":)" + std::to_string(seq++) +
                  R"(,"ev":"turn.end","fiber":"w","act":"A","call":"a2999","outcome":"ok"})");
-  std::string text = R"({"seq":1,"ev":"trace","format":1,"impl":"test"})" "\n";
-  for (const auto& l : body) text += l + "\n";
-  text += R"({"seq":)" + std::to_string(seq) + R"(,"ev":"end","status":"quiescent"})" "\n";
+  const std::string text = quiescent_trace(body, seq);
   const StreamResult r = check_stream_text(text, "turns", nullptr);
   ASSERT_FALSE(r.error) << r.error->to_string();
   ASSERT_EQ(r.violations.size(), 1u) << describe(r.violations);
@@ -153,9 +171,7 @@ TEST(StreamingCheck, BoundedStateStillReports) {
   seq += fl.size();
   body.insert(body.end(), fl.begin(), fl.end());
   body.push_back(R"({"seq":)" + std::to_string(seq++) + R"(,"ev":"fl.read","fiber":"g","key":"k","value":7})");
-  std::string text = R"({"seq":1,"ev":"trace","format":1,"impl":"test"})" "\n";
-  for (const auto& l : body) text += l + "\n";
-  text += R"({"seq":)" + std::to_string(seq) + R"(,"ev":"end","status":"quiescent"})" "\n";
+  const std::string text = quiescent_trace(body, seq);
   const StreamResult r = check_stream_text(text, "bounded", nullptr);
   ASSERT_FALSE(r.error) << r.error->to_string();
   ASSERT_EQ(r.violations.size(), 2u) << describe(r.violations);

@@ -108,16 +108,44 @@ class Execution {
     }
   }
 
+  // Submits a `run` op to its lane: its promise, or null when the lane refuses
+  // it (a reentrant run or a closed lane), as both op forms need.
+  startRun(op) {
+    try {
+      return this.lane(op).run(() => this.opsSync(op.body), { item: op.id });
+    } catch (e) {
+      if (e instanceof LaneReentrancyError || e instanceof LaneClosedError) return null;
+      throw e;
+    }
+  }
+
+  // The ops that run the same way in a fiber (op) and inside a turn (opSync);
+  // false for the others.
+  commonOp(op) {
+    switch (op.do) {
+      case 'post':
+        this.lane(op).tryPost(() => this.opsSync(op.body), { item: op.id });
+        return true;
+      case 'read':
+        this.key(op).tryGet({ op: op.id });
+        return true;
+      case 'detach':
+        this.track(detach(op.fiber, () => this.ops(op.body)), op);
+        return true;
+      case 'capture':
+        this.ctxs.set(op.ctx, FiberContext.capture({ id: op.ctx }));
+        return true;
+      default:
+        return false;
+    }
+  }
+
   async op(op, children) {
+    if (this.commonOp(op)) return;
     switch (op.do) {
       case 'run': {
-        let p;
-        try {
-          p = this.lane(op).run(() => this.opsSync(op.body), { item: op.id });
-        } catch (e) {
-          if (e instanceof LaneReentrancyError || e instanceof LaneClosedError) return;
-          throw e;
-        }
+        const p = this.startRun(op);
+        if (p === null) return;
         try {
           await p;
         } catch (e) {
@@ -125,9 +153,6 @@ class Execution {
         }
         return;
       }
-      case 'post':
-        this.lane(op).tryPost(() => this.opsSync(op.body), { item: op.id });
-        return;
       case 'close':
         await this.lane(op).close();
         return;
@@ -143,17 +168,8 @@ class Execution {
           this.absorb(e, op);
         }
         return;
-      case 'read':
-        this.key(op).tryGet({ op: op.id });
-        return;
       case 'spawn':
         children.push(spawn(op.fiber, () => this.ops(op.body)).then(() => {}, (e) => this.absorb(e, op)));
-        return;
-      case 'detach':
-        this.track(detach(op.fiber, () => this.ops(op.body)), op);
-        return;
-      case 'capture':
-        this.ctxs.set(op.ctx, FiberContext.capture({ id: op.ctx }));
         return;
       case 'install': {
         const ctx = this.ctxs.get(op.ctx);
@@ -176,15 +192,11 @@ class Execution {
   }
 
   opSync(op) {
+    if (this.commonOp(op)) return;
     switch (op.do) {
       case 'run': {
-        let p;
-        try {
-          p = this.lane(op).run(() => this.opsSync(op.body), { item: op.id });
-        } catch (e) {
-          if (e instanceof LaneReentrancyError || e instanceof LaneClosedError) return;
-          throw e;
-        }
+        const p = this.startRun(op);
+        if (p === null) return;
         this.track(p, op);  // started in the turn, awaited outside it
         return;
       }
@@ -213,20 +225,8 @@ class Execution {
         return;
       case 'yield':
         throw new Error(`op ${op.id}: 'yield' inside a lane turn`);
-      case 'post':
-        this.lane(op).tryPost(() => this.opsSync(op.body), { item: op.id });
-        return;
       case 'throw':
         throw new ScenarioThrow(op.id);
-      case 'read':
-        this.key(op).tryGet({ op: op.id });
-        return;
-      case 'detach':
-        this.track(detach(op.fiber, () => this.ops(op.body)), op);
-        return;
-      case 'capture':
-        this.ctxs.set(op.ctx, FiberContext.capture({ id: op.ctx }));
-        return;
       default:
         throw new Error(`op ${op.id}: operation '${op.do}' is not supported inside a turn`);
     }

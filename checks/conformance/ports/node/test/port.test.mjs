@@ -31,6 +31,18 @@ const immediate = () => new Promise((r) => setImmediate(r));
 // TIMEOUT of the selftest instead.
 const PATIENT = { clock: () => 0 };
 
+// Executes `sc` to quiescence with no problem and a trace that parses and
+// passes the self-check; returns its events.
+async function executeClean(sc) {
+  const r = await executeScenario(sc, PATIENT);
+  assert.equal(r.status, 'quiescent', sc.scenario);
+  assert.deepEqual(r.problems, [], sc.scenario);
+  const { errors, events } = parseTrace(r.trace);
+  assert.deepEqual(errors, [], sc.scenario);
+  assert.deepEqual(checkTrace(events), [], sc.scenario);
+  return events;
+}
+
 test('lane: turns run one at a time in submission order', async () => {
   const lane = new StateLane('L');
   const seen = [];
@@ -193,12 +205,7 @@ test('fixtures: every executable scenario runs to quiescence with a clean trace 
       assert.equal(sc.contract, 'turns');
       continue;
     }
-    const r = await executeScenario(sc, PATIENT);
-    assert.equal(r.status, 'quiescent', sc.scenario);
-    assert.deepEqual(r.problems, [], sc.scenario);
-    const { errors, events } = parseTrace(r.trace);
-    assert.deepEqual(errors, [], sc.scenario);
-    assert.deepEqual(checkTrace(events), [], sc.scenario);
+    const events = await executeClean(sc);
     assert.deepEqual(checkExpectations(sc, events), [], sc.scenario);
     ran += 1;
   }
@@ -231,12 +238,7 @@ test('random scenarios: executed to quiescence, traces clean under the self-chec
   for (let seed = 1; seed <= 300; seed += 1) {
     const sc = randomScenario(seed);
     assert.equal(unsupportedReason(sc), null);
-    const r = await executeScenario(sc, PATIENT);
-    assert.equal(r.status, 'quiescent', sc.scenario);
-    assert.deepEqual(r.problems, [], sc.scenario);
-    const { errors, events } = parseTrace(r.trace);
-    assert.deepEqual(errors, [], sc.scenario);
-    assert.deepEqual(checkTrace(events), [], sc.scenario);
+    await executeClean(sc);
   }
 });
 
