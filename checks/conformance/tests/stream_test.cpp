@@ -37,6 +37,21 @@ std::string quiescent_trace(const std::vector<std::string>& body, std::size_t en
          R"(,"ev":"end","status":"quiescent"})" "\n";
 }
 
+// Checks `body` + `end` (seq `end_seq`) in one pass; the trace must be usable.
+StreamResult check_quiescent(const std::vector<std::string>& body, std::size_t end_seq,
+                             const char* name) {
+  StreamResult r = check_stream_text(quiescent_trace(body, end_seq), name, nullptr);
+  EXPECT_FALSE(r.error) << r.error->to_string();
+  return r;
+}
+
+// all[i] reports a repeated end of one item or call, under `rule`.
+void expect_ended_twice(const std::vector<Violation>& all, std::size_t i, const char* rule) {
+  ASSERT_LT(i, all.size()) << describe(all);
+  EXPECT_EQ(all[i].rule, rule);
+  EXPECT_NE(all[i].message.find("ended twice"), std::string::npos) << describe(all);
+}
+
 // A clean lane trace body: `items` runs of lanes L0..L3, 4 in flight per lane.
 std::vector<std::string> lane_items(std::size_t items, std::size_t first_seq) {
   SeqLines line(first_seq);
@@ -151,12 +166,9 @@ TEST(StreamingCheck, TurnStateDoesNotGrowWithTheTrace) {
   std::size_t seq = body.size() + 2;
   body.push_back(R"({"seq":)" + std::to_string(seq++) +
                  R"(,"ev":"turn.end","fiber":"w","act":"A","call":"a2999","outcome":"ok"})");
-  const std::string text = quiescent_trace(body, seq);
-  const StreamResult r = check_stream_text(text, "turns", nullptr);
-  ASSERT_FALSE(r.error) << r.error->to_string();
+  const StreamResult r = check_quiescent(body, seq, "turns");
   ASSERT_EQ(r.violations.size(), 1u) << describe(r.violations);
-  EXPECT_EQ(r.violations[0].rule, "TURN-2.1");
-  EXPECT_NE(r.violations[0].message.find("ended twice"), std::string::npos) << describe(r.violations);
+  expect_ended_twice(r.violations, 0, "TURN-2.1");
 }
 
 // The window still names a repeated event exactly, and a wrong read among
@@ -171,12 +183,9 @@ TEST(StreamingCheck, BoundedStateStillReports) {
   seq += fl.size();
   body.insert(body.end(), fl.begin(), fl.end());
   body.push_back(R"({"seq":)" + std::to_string(seq++) + R"(,"ev":"fl.read","fiber":"g","key":"k","value":7})");
-  const std::string text = quiescent_trace(body, seq);
-  const StreamResult r = check_stream_text(text, "bounded", nullptr);
-  ASSERT_FALSE(r.error) << r.error->to_string();
+  const StreamResult r = check_quiescent(body, seq, "bounded");
   ASSERT_EQ(r.violations.size(), 2u) << describe(r.violations);
-  EXPECT_EQ(r.violations[0].rule, "LANE-8.1");
-  EXPECT_NE(r.violations[0].message.find("ended twice"), std::string::npos) << describe(r.violations);
+  expect_ended_twice(r.violations, 0, "LANE-8.1");
   EXPECT_EQ(r.violations[1].rule, "FL-3.1");
   EXPECT_EQ(r.violations[1].lines.back(), seq - 1);
 }

@@ -16,6 +16,13 @@ using namespace turnstile;
 using namespace turns_test;
 using Log = std::vector<std::string>;
 
+// `o` settled with `expected`, without an error.
+void expect_value(const Outcome<int>& o, int expected) {
+  ASSERT_TRUE(o.done);
+  EXPECT_FALSE(o.error) << what(o.error);
+  EXPECT_EQ(o.value, expected);
+}
+
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 Task<> noop_body(TurnContext<int>&) { co_return; }
@@ -182,10 +189,8 @@ TEST(TurnWait, ACycleOfTwoIndependentRequestsIsRefusedAtTheClosingAwait) {
   EXPECT_FALSE(r1.done);
   go_b.set();
   ms.run_until_idle();  // u awaits v, queued behind x: closes the cycle
-  ASSERT_TRUE(r1.done);
+  expect_value(r1, 3);
   ASSERT_TRUE(r2.done);
-  EXPECT_FALSE(r1.error) << what(r1.error);
-  EXPECT_EQ(r1.value, 3);
   const std::string e = what(r2.error);
   EXPECT_TRUE(has(e, "turn 'u' of 'b' awaits call 'v' into 'a', which is queued behind turn 'x' of "
                      "'a', which awaits call 'y' into 'b', which is queued behind turn 'u' of 'b'"))
@@ -308,9 +313,7 @@ TEST(TurnWait, TasksAndTheirTurnsAreNotPartOfTheTurnsWait) {
   }), start);
   ms.run_until_idle();
   EXPECT_TRUE(start.done);
-  ASSERT_TRUE(stored.done);
-  EXPECT_FALSE(stored.error) << what(stored.error);
-  EXPECT_EQ(stored.value, 10);
+  expect_value(stored, 10);
 }
 
 // spec: [TURN-7.1]
@@ -332,9 +335,7 @@ TEST(TurnWait, CallsFromASettledTurnAreNotPartOfItsWait) {
   EXPECT_EQ(a.turns_completed(), 1u);
   later.set();
   ms.run_until_idle();
-  ASSERT_TRUE(back.done);
-  EXPECT_FALSE(back.error) << what(back.error);
-  EXPECT_EQ(back.value, 1);
+  expect_value(back, 1);
 }
 
 // A Scope child's waits are its joiner's: a child awaiting a serial call on the
