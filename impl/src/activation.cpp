@@ -343,13 +343,13 @@ ActivationStats ActivationBase::stats() const {
 }
 
 ActivationBase* Host::find(const std::string& id) const {
-  std::lock_guard lock(mu_);
+  detail::LockGuard lock(mu_);
   auto it = activations_.find(id);
   return it == activations_.end() ? nullptr : it->second.get();
 }
 
 std::vector<ActivationStats> Host::activations() const {
-  std::lock_guard lock(mu_);
+  detail::LockGuard lock(mu_);
   std::vector<ActivationStats> out;
   for (auto& [id, a] : activations_) out.push_back(a->stats());
   return out;
@@ -358,7 +358,7 @@ std::vector<ActivationStats> Host::activations() const {
 void Host::check_slow_turns() {
   std::vector<ActivationBase*> all;
   {
-    std::lock_guard lock(mu_);
+    detail::LockGuard lock(mu_);
     for (auto& [id, a] : activations_) all.push_back(a.get());
   }
   // Outside the lock: a slow-turn handler may call back into the host

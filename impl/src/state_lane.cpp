@@ -200,14 +200,14 @@ Task<> StateLane::close() {
 bool StateLane::is_closed() { return core_.is_closed(); }
 
 void StateLane::set_error_handler(ErrorHandler h) {
-  std::lock_guard lock(handler_mu_);
+  detail::LockGuard lock(handler_mu_);
   handler_ = std::move(h);
 }
 
 void StateLane::report_error(const std::exception_ptr& e) noexcept {
   ErrorHandler h;
   {
-    std::lock_guard lock(handler_mu_);
+    detail::LockGuard lock(handler_mu_);
     h = handler_;
   }
   if (h) {

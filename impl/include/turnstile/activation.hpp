@@ -363,7 +363,7 @@ class Activation final : public ActivationBase {
 
   // A copy of the state as the last serial turn left it. [TURN-5.3]
   std::shared_ptr<const State> snapshot() const {
-    std::lock_guard lock(snapshot_mu_);
+    detail::LockGuard lock(snapshot_mu_);
     return snapshot_;
   }
 
@@ -416,13 +416,13 @@ class Activation final : public ActivationBase {
   }
   void publish_snapshot() {
     auto copy = std::make_shared<const State>(state_);
-    std::lock_guard lock(snapshot_mu_);
+    detail::LockGuard lock(snapshot_mu_);
     snapshot_ = std::move(copy);
   }
 
   State state_;  // touched only by turn steps, which the Strand serialises [TURN-1.2]
-  mutable std::mutex snapshot_mu_;
-  std::shared_ptr<const State> snapshot_;  // guarded by snapshot_mu_
+  mutable detail::Mutex snapshot_mu_;
+  std::shared_ptr<const State> snapshot_ TURNSTILE_GUARDED_BY(snapshot_mu_);
 };
 
 }  // namespace turnstile

@@ -32,7 +32,7 @@ class Host {
   template <class State>
   Activation<State>& activate(const std::string& id, State initial = State{},
                               ActivationOptions options = {}) {
-    std::lock_guard lock(mu_);
+    detail::LockGuard lock(mu_);
     auto it = activations_.find(id);
     if (it == activations_.end()) {
       auto a = std::make_unique<Activation<State>>(id, std::move(initial), std::move(options),
@@ -51,8 +51,8 @@ class Host {
 
  private:
   Scheduler& scheduler_;
-  mutable std::mutex mu_;
-  std::map<std::string, std::unique_ptr<ActivationBase>> activations_;  // guarded by mu_
+  mutable detail::Mutex mu_;
+  std::map<std::string, std::unique_ptr<ActivationBase>> activations_ TURNSTILE_GUARDED_BY(mu_);
 };
 
 }  // namespace turnstile

@@ -260,8 +260,8 @@ class StateLane {
   detail::LaneCore core_;
   Drainer drainer_{this};
   Event drained_;
-  std::mutex handler_mu_;
-  ErrorHandler handler_;  // guarded by handler_mu_
+  detail::Mutex handler_mu_;
+  ErrorHandler handler_ TURNSTILE_GUARDED_BY(handler_mu_);
 };
 
 }  // namespace turnstile

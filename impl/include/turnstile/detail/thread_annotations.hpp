@@ -16,10 +16,11 @@
 // wait, which is what the code after the wait may assume.
 //
 // Thread safety: as std::mutex. Annotated today: Scope, the trace sink, Gate,
-// Channel, the schedulers, the timer queue and sync_wait's loop. The core
-// templates over Sync (lane_core.hpp, turn_chain.hpp, wait_graph.hpp) lock
-// Sync::mutex and are checked by their Relacy models instead; Activation and
-// Host are not annotated yet. checks/static/run-thread-safety runs the analysis
+// Channel, the schedulers, the timer queue, sync_wait's loop, Host, StateLane's
+// error handler and Activation's snapshot. Not yet: Activation's turns_mu_ (its
+// lock is handed between functions through a std::unique_lock), and the core
+// templates over Sync (lane_core.hpp, turn_chain.hpp, wait_graph.hpp), which
+// lock Sync::mutex and are checked by their Relacy models. checks/static/run-thread-safety runs the analysis
 // under any build and proves it catches a lock taken out.
 #pragma once
 
