@@ -15,6 +15,23 @@ namespace detail {
 namespace {
 thread_local FiberState* tls_current_fiber = nullptr;
 thread_local FrameRef tls_fallback_context;  // [RT-3.2] plain-thread context slot
+}  // namespace
+
+// [FL-5.1] The head of the current slot (the current fiber's, else the fallback):
+// a cache, kept equal to that slot's head by every write through ContextSlot and
+// by CurrentFiberScope, so a lookup starts with one load. Constant-initialised
+// and trivially destructible: reading it needs no thread-local init guard.
+// Initial-exec, under a fixed symbol name: current_head() (fiber.hpp) reads it
+// with one fs-relative load.
+__attribute__((tls_model("initial-exec"))) thread_local const Frame* tls_head
+    __asm__("turnstile_detail_tls_head") = nullptr;
+
+namespace {
+
+FrameRef& current_slot() noexcept {
+  FiberState* f = tls_current_fiber;
+  return f != nullptr ? f->context : tls_fallback_context;
+}
 
 std::mutex handler_mu;
 UnhandledExceptionHandler& handler_slot() {
@@ -37,27 +54,53 @@ FiberRoot run_fiber(Task<> task, FiberDone on_done) {
 // Non-inlined accessors: see fiber.hpp on thread-locals across suspensions.
 [[gnu::noinline]] FiberState* current_fiber() noexcept { return tls_current_fiber; }
 
-[[gnu::noinline]] FrameRef& current_context() noexcept {
-  FiberState* f = tls_current_fiber;
-  return f != nullptr ? f->context : tls_fallback_context;
+[[gnu::noinline]] ContextSlot current_context() noexcept { return ContextSlot(current_slot()); }
+
+[[gnu::noinline]] ContextSlot& ContextSlot::operator=(FrameRef next) noexcept {
+  FrameRef old = std::exchange(slot_, std::move(next));
+  tls_head = slot_.get();  // [FL-5.1] before `old` is released
+  return *this;
+}
+
+[[gnu::noinline]] FrameRef ContextSlot::exchange(FrameRef next) noexcept {
+  FrameRef old = std::exchange(slot_, std::move(next));
+  tls_head = slot_.get();  // [FL-5.1]
+  return old;
+}
+
+[[gnu::noinline]] FrameRef exchange_context(FrameRef next) noexcept {
+  FrameRef& slot = current_slot();
+  FrameRef old = std::exchange(slot, std::move(next));
+  tls_head = slot.get();  // [FL-5.1]
+  return old;
 }
 
 // Defined here, beside the slots, so a lookup is one out-of-line call that
-// reads the slot directly (see impl/bench/fiber_local_bench.cpp).
+// reads the cached head directly (see impl/bench/fiber_local_bench.cpp).
 [[gnu::noinline]] const Frame* find_binding(const void* key) noexcept {
-  FiberState* fs = tls_current_fiber;
-  for (const Frame* f = (fs != nullptr ? fs->context : tls_fallback_context).get(); f != nullptr;
-       f = f->prev()) {
+  return find_binding_from(key, tls_head);
+}
+
+[[gnu::noinline]] const Frame* find_binding_from(const void* key, const Frame* from) noexcept {
+  for (const Frame* f = from; f != nullptr; f = f->prev()) {
     if (f->key() == key) return f;  // [FL-5.5] newest first
   }
   return nullptr;
 }
 
+#ifndef TURNSTILE_DETAIL_INLINE_HEAD
+[[gnu::noinline]] const Frame* current_head() noexcept { return tls_head; }
+#endif
+
 [[gnu::noinline]] CurrentFiberScope::CurrentFiberScope(FiberState* f) noexcept
     : previous_(tls_current_fiber) {
   tls_current_fiber = f;  // [RT-3.1] install the fiber for this step
+  tls_head = current_slot().get();
 }
-[[gnu::noinline]] CurrentFiberScope::~CurrentFiberScope() { tls_current_fiber = previous_; }
+[[gnu::noinline]] CurrentFiberScope::~CurrentFiberScope() {
+  tls_current_fiber = previous_;
+  tls_head = current_slot().get();
+}
 
 void FiberResume::arm(std::coroutine_handle<> h) {
   fiber_ = current_fiber();

@@ -14,10 +14,10 @@ namespace turnstile::detail {
 // body these run in different steps, possibly on different carriers, and each
 // must act on the fiber's own slot ([FL-5.1]).
 ContextSwap::ContextSwap(FrameRef next) noexcept
-    : saved_(std::exchange(current_context(), std::move(next))) {}
+    : saved_(exchange_context(std::move(next))) {}
 
 ContextSwap::~ContextSwap() {
-  current_context() = std::move(saved_);  // [FL-3.1] [FL-6.2]
+  exchange_context(std::move(saved_));  // [FL-3.1] [FL-6.2] (the replaced chain is released)
 }
 
 namespace {

@@ -53,12 +53,61 @@ struct FiberState {
 
 // The fiber whose step runs on this thread, or null on a plain thread.
 FiberState* current_fiber() noexcept;
-// The context slot of the current fiber, or this thread's fallback slot.
-FrameRef& current_context() noexcept;
+
+// The context slot of the current fiber, or this thread's fallback slot
+// ([FL-5.1], [RT-3.2]), as current_context() returns it: it reads as the slot's
+// FrameRef, and a write through it also refreshes this thread's cached chain
+// head (what find_binding reads, with one load). Use it at once, within one
+// step: never keep it across a suspension (the next step may run elsewhere).
+class ContextSlot {
+ public:
+  explicit ContextSlot(FrameRef& slot) noexcept : slot_(slot) {}
+  Frame* get() const noexcept { return slot_.get(); }
+  explicit operator bool() const noexcept { return static_cast<bool>(slot_); }
+  operator const FrameRef&() const noexcept { return slot_; }  // NOLINT(google-explicit-constructor)
+  // Replaces the slot's chain (the previous one is released after the cache is
+  // refreshed, so a destructor it runs reads the new chain).
+  ContextSlot& operator=(FrameRef next) noexcept;
+  // Replaces the slot's chain and returns the previous one.
+  FrameRef exchange(FrameRef next) noexcept;
+
+ private:
+  FrameRef& slot_;
+};
+ContextSlot current_context() noexcept;
+// current_context().exchange(next) in one out-of-line call (ContextSwap's).
+FrameRef exchange_context(FrameRef next) noexcept;
 
 // Walks the current context's chain newest-first for `key` ([FL-5.5]); null
-// when unbound. One out-of-line call (FiberLocal::get's hot path).
+// when unbound. One out-of-line call that starts from the head cached for this
+// thread's current slot.
 const Frame* find_binding(const void* key) noexcept;
+// The same walk from `from` (a frame of the current chain) down.
+const Frame* find_binding_from(const void* key, const Frame* from) noexcept;
+
+// The head of the current slot's chain (the cached head above): FiberLocal's
+// inlined fast path for a binding at depth 1. On x86-64 Linux (GCC, Clang) it
+// is one fs-relative load of an initial-exec thread-local in an `asm volatile`
+// with a memory clobber, so the compiler can neither keep the value nor the
+// thread-local's address across a suspension (a coroutine may resume on
+// another carrier, whose head this is not: see the top of this header).
+// Elsewhere, or with TURNSTILE_NO_INLINE_TLS defined, an out-of-line call.
+#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(TURNSTILE_NO_INLINE_TLS)
+#define TURNSTILE_DETAIL_INLINE_HEAD 1
+inline const Frame* current_head() noexcept {
+  const Frame* head;
+  asm volatile(
+      "movq turnstile_detail_tls_head@gottpoff(%%rip), %0\n\t"
+      "movq %%fs:(%0), %0"
+      : "=r"(head)
+      :
+      : "memory");
+  return head;
+}
+#else
+const Frame* current_head() noexcept;
+#endif
 
 // Installs `f` as the current fiber for this object's lifetime.
 class CurrentFiberScope {

@@ -164,9 +164,11 @@ class FiberLocal {
     if (const T* v = try_get()) return *v;
     detail::throw_unbound(name_);
   }
-  // The innermost binding, or null when unbound: one walk [FL-4.5].
+  // The innermost binding, or null when unbound: one walk [FL-4.5]. A binding
+  // at depth 1 (the chain's head) is found inline, with one load of the head.
   const T* try_get() const noexcept {
-    const detail::Frame* f = detail::find_binding(this);
+    const detail::Frame* f = detail::current_head();  // [FL-5.1] this fiber's chain
+    if (f != nullptr && f->key() != this) f = detail::find_binding_from(this, f->prev());
     const T* v = f ? &static_cast<const detail::TypedFrame<T>*>(f)->value() : nullptr;
     if constexpr (trace::traceable_v<T>) {
       if (trace::on()) [[unlikely]] trace_read(v);  // [TRACE-4.3] fl.read (every read path)
