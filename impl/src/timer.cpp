@@ -65,7 +65,14 @@ TimerEntryRef TimerQueue::pop_at(std::size_t i) {
 
 bool TimerQueue::arm(TimerEntryRef e) {
   std::unique_lock lock(mu_);
-  e->queue = weak_from_this();
+  // Written once per queue: an entry re-armed on the same queue (an
+  // activation's watchdog) keeps its reference and costs no reference-count
+  // traffic. (A queue lives as long as its scheduler, which outlives the
+  // entries armed on it, so the address names one queue.)
+  if (e->armed_on != this) {
+    e->queue = weak_from_this();
+    e->armed_on = this;
+  }
   if (stopped_) {
     e->state.store(TimerEntry::kDropped, std::memory_order_relaxed);  // under mu_ [RT-8.5]
     lock.unlock();

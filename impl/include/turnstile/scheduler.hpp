@@ -25,6 +25,7 @@
 // thread (it only posts).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -198,7 +199,10 @@ class ManualScheduler final : public Scheduler {
   mutable std::mutex mu_;
   std::deque<Runnable*> ready_;  // guarded by mu_
   std::size_t steps_ = 0;
-  Clock::time_point now_{};      // guarded by mu_ [RT-8.1]
+  // [RT-8.1] The virtual clock, in Clock ticks since zero: written by advance()
+  // under mu_ (release), read by now() without the lock (acquire), so a
+  // reader that sees a time also sees what advance() did before moving to it.
+  std::atomic<Clock::rep> now_{0};
   std::shared_ptr<detail::TimerQueue> timers_;
 };
 
