@@ -114,8 +114,8 @@ void ManualScheduler::arm_timer(std::shared_ptr<detail::TimerEntry> entry) {
 }
 
 Scheduler::Clock::time_point ManualScheduler::now() const {
-  detail::LockGuard lock(mu_);
-  return now_;  // [RT-8.1] virtual: moves only in advance()
+  // [RT-8.1] virtual: moves only in advance(). acquire: pairs with its release store.
+  return Clock::time_point(Clock::duration(now_.load(std::memory_order_acquire)));
 }
 
 std::size_t ManualScheduler::advance(Clock::duration d) {
@@ -124,8 +124,8 @@ std::size_t ManualScheduler::advance(Clock::duration d) {
   Clock::time_point to;
   {
     detail::LockGuard lock(mu_);
-    now_ += d;
-    to = now_;
+    to = Clock::time_point(Clock::duration(now_.load(std::memory_order_relaxed))) + d;  // under mu_
+    now_.store(to.time_since_epoch().count(), std::memory_order_release);  // pairs with now()
   }
   std::vector<detail::TimerEntryRef> due;
   timers_->take_due(to, due);  // [RT-8.3] deadline order, ties in arming order

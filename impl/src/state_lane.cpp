@@ -40,14 +40,25 @@ constexpr std::size_t kTurnsPerStep = 64;
 // Installs, for one turn, the submitter's context with the lane's marker on top;
 // exit() restores the carrier's own context, before the item completes
 // ([LANE-I5], [LANE-5.6]).
+//
+// A submitter with no bindings (none once its position is cleared) gets the
+// lane's bare marker frame, built once and shared by all such turns: frames are
+// immutable, so every one of those turns would build the same frame ([FL-5.3]).
+// `bare` is the lane's slot for it, touched only by the running drain [LANE-I1].
 class TurnMarker {
  public:
-  explicit TurnMarker(const StateLane* lane) noexcept : lane_(lane) {}
+  TurnMarker(const StateLane* lane, FrameRef& bare) noexcept : lane_(lane), bare_(bare) {}
   void enter(LaneCore::Item* item) {
     auto* queued = static_cast<LaneItem*>(item);
     // The submitter's bindings, this lane as the position and no actor turn:
     // the item is the lane's turn, not part of the submitter's ([FL-3.8] table).
-    swap_.emplace(FiberLocalAccess::bind(lane_marker(), lane_, clear_position(std::move(queued->context))));
+    FrameRef start = clear_position(std::move(queued->context));
+    if (start || trace::on()) [[unlikely]] {  // traced: each turn's context has its own id
+      swap_.emplace(FiberLocalAccess::bind(lane_marker(), lane_, std::move(start)));
+    } else {
+      if (!bare_) bare_ = FiberLocalAccess::bind(lane_marker(), lane_, FrameRef());
+      swap_.emplace(bare_);  // [FL-3.8] this lane as the position, nothing else bound
+    }
     if (queued->trace) [[unlikely]] {  // [TRACE-4.3] the turn runs as its own fiber
       traced_ = queued->trace.get();
       fiber_.emplace(traced_->fiber);
@@ -66,6 +77,7 @@ class TurnMarker {
 
  private:
   const StateLane* lane_;
+  FrameRef& bare_;
   std::optional<ContextSwap> swap_;
   LaneTrace* traced_ = nullptr;
   std::optional<trace::ScopedFiber> fiber_;
@@ -169,7 +181,7 @@ void StateLane::trace_refused(const detail::LaneTrace& t, const char* reason) no
 void StateLane::start_drain() { scheduler_.post(drainer_); }  // never inline [RT-2.1]
 
 void StateLane::Drainer::run() noexcept {
-  detail::TurnMarker marker(lane_);
+  detail::TurnMarker marker(lane_, lane_->bare_marker_);
   switch (lane_->core_.drain(marker, detail::kTurnsPerStep)) {
     case detail::LaneCore::Drain::more:
       lane_->start_drain();  // budget used: repost behind other ready work

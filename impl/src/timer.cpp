@@ -66,7 +66,14 @@ TimerEntryRef TimerQueue::pop_at(std::size_t i) {
 bool TimerQueue::arm(TimerEntryRef e) {
   {
     LockGuard lock(mu_);
-    e->queue = weak_from_this();
+    // Written once per queue: an entry re-armed on the same queue (an
+    // activation's watchdog) keeps its reference and costs no reference-count
+    // traffic. (A queue lives as long as its scheduler, which outlives the
+    // entries armed on it, so the address names one queue.)
+    if (e->armed_on != this) {
+      e->queue = weak_from_this();
+      e->armed_on = this;
+    }
     if (!stopped_) {
       e->seq = next_seq_++;
       const TimerEntry* added = e.get();

@@ -349,7 +349,7 @@ class Activation final : public ActivationBase {
              Scheduler& scheduler = default_scheduler())
       : ActivationBase(std::move(id), std::move(options), scheduler),
         state_(std::move(initial)),
-        snapshot_(std::make_shared<const State>(state_)) {}
+        snapshot_(std::make_shared<Snapshot>(state_)) {}
 
   // Calls `method` with `body(TurnContext<State>&) -> Task<R>` or a plain
   // `body(State&) -> R` ([TURN-1.3]); returns Task<R>. Takes effect now
@@ -361,10 +361,22 @@ class Activation final : public ActivationBase {
     return start_call(std::move(method), as_turn_body(std::move(body)), serial);
   }
 
-  // A copy of the state as the last serial turn left it. [TURN-5.3]
+  // A copy of the state as the last serial turn left it. [TURN-5.3] It stays
+  // unchanged while the returned pointer (or a copy of it) is held.
   std::shared_ptr<const State> snapshot() const {
-    detail::LockGuard lock(snapshot_mu_);
-    return snapshot_;
+    std::shared_ptr<Snapshot> s;
+    {
+      detail::LockGuard lock(snapshot_mu_);
+      s = snapshot_;
+      s->readers.fetch_add(1, std::memory_order_relaxed);  // under the lock: publish sees it
+    }
+    const State* state = &s->state;
+    // cppcheck-suppress cstyleCast ; the deleter lambda's parameter list, not a cast
+    return std::shared_ptr<const State>(state, [s = std::move(s)](const State*) noexcept {
+      // release: this reader's reads of the copy happen-before a publish that
+      // then sees no reader and overwrites it (the acquire in publish_snapshot).
+      s->readers.fetch_sub(1, std::memory_order_release);
+    });
   }
 
  private:
@@ -414,15 +426,32 @@ class Activation final : public ActivationBase {
     const detail::CallWait wait(*call, call->trace_call);  // throws on a cycle [TURN-7.1]
     co_return co_await call->result.take();
   }
+  // [TURN-5.3] The copy the last serial turn left, and how many snapshot()
+  // handles to it are alive (each handle counts one, dropped by its deleter).
+  struct Snapshot {
+    explicit Snapshot(const State& s) : state(s) {}
+    std::atomic<std::size_t> readers{0};
+    State state;
+  };
   void publish_snapshot() {
-    auto copy = std::make_shared<const State>(state_);
+    if constexpr (std::is_nothrow_copy_assignable_v<State>) {
+      detail::LockGuard lock(snapshot_mu_);
+      // acquire: pairs with the release of each handle's drop. No handle alive
+      // (and none can be made while we hold the lock): overwrite the copy in
+      // place instead of allocating a new one.
+      if (snapshot_->readers.load(std::memory_order_acquire) == 0) {
+        snapshot_->state = state_;
+        return;
+      }
+    }
+    auto copy = std::make_shared<Snapshot>(state_);
     detail::LockGuard lock(snapshot_mu_);
     snapshot_ = std::move(copy);
   }
 
   State state_;  // touched only by turn steps, which the Strand serialises [TURN-1.2]
   mutable detail::Mutex snapshot_mu_;
-  std::shared_ptr<const State> snapshot_ TURNSTILE_GUARDED_BY(snapshot_mu_);
+  std::shared_ptr<Snapshot> snapshot_ TURNSTILE_GUARDED_BY(snapshot_mu_);  // [TURN-5.3]
 };
 
 }  // namespace turnstile

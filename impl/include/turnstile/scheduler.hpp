@@ -25,6 +25,7 @@
 // thread (it only posts).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -199,7 +200,10 @@ class ManualScheduler final : public Scheduler {
   mutable detail::Mutex mu_;
   std::deque<Runnable*> ready_ TURNSTILE_GUARDED_BY(mu_);
   std::size_t steps_ = 0;  // written under mu_ by the one driving thread, read by it
-  Clock::time_point now_ TURNSTILE_GUARDED_BY(mu_){};  // [RT-8.1]
+  // [RT-8.1] The virtual clock, in Clock ticks since zero: written by advance()
+  // under mu_ (release), read by now() without the lock (acquire), so a
+  // reader that sees a time also sees what advance() did before moving to it.
+  std::atomic<Clock::rep> now_{0};
   std::shared_ptr<detail::TimerQueue> timers_;
 };
 

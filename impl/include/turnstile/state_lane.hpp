@@ -259,6 +259,10 @@ class StateLane {
   Scheduler& scheduler_;
   detail::LaneCore core_;
   Drainer drainer_{this};
+  // The marker frame of a turn whose submitter has no bindings, built by the
+  // first such turn and shared by the next ones (state_lane.cpp, TurnMarker);
+  // touched only by the running drain [LANE-I1].
+  detail::FrameRef bare_marker_;
   Event drained_;
   detail::Mutex handler_mu_;
   ErrorHandler handler_ TURNSTILE_GUARDED_BY(handler_mu_);

@@ -53,7 +53,8 @@ struct TimerEntry {
   // Set by the queue while it holds the entry: guarded by the queue's mutex.
   std::uint64_t seq = 0;                             // arming order: ties [RT-8.3]
   std::size_t slot = kNoSlot;                        // index in the queue's heap
-  std::weak_ptr<TimerQueue> queue;                   // written once, before the entry is shared
+  std::weak_ptr<TimerQueue> queue;                   // written by the queue's arm(), under its mutex
+  const TimerQueue* armed_on = nullptr;              // the queue `queue` refers to (same writes)
   // Only kDue -> kFired (the posted item) races kDue -> kCancelled (cancel());
   // both are compare-exchanges with acq_rel on success and acquire on failure:
   // the loser reads the winner's state, nothing else rides on it. The other
