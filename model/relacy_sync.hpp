@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "turnstile/source_location.hpp"  // standard headers only: safe before Relacy
+#include "turnstile/detail/thread_annotations.hpp"  // <mutex> only: safe before Relacy
 
 #include <relacy/relacy.hpp>
 
@@ -227,16 +228,17 @@ struct RelacySync {
     rl::var<T> impl_;
   };
 
-  // Sync::mutex: BasicLockable (std::lock_guard works).
-  class mutex {
+  // Sync::mutex: BasicLockable, a capability to clang's thread-safety analysis
+  // as StdSync's is, so the cores' annotations check the model build too.
+  class TURNSTILE_CAPABILITY("mutex") mutex {
    public:
     mutex() = default;
     mutex(const mutex&) = delete;
     mutex& operator=(const mutex&) = delete;
-    void lock(model::SourceLocation loc = model::SourceLocation::current()) {
+    void lock(model::SourceLocation loc = model::SourceLocation::current()) TURNSTILE_ACQUIRE() {
       impl_.lock(model::here(loc));
     }
-    void unlock(model::SourceLocation loc = model::SourceLocation::current()) {
+    void unlock(model::SourceLocation loc = model::SourceLocation::current()) TURNSTILE_RELEASE() {
       impl_.unlock(model::here(loc));
     }
     // For harness code that waits on an rl::condition_variable with this mutex.

@@ -5,6 +5,10 @@
 #   3. build it, 4. run it (it exits 0 iff sync_wait returned 42).
 #   5. with EXPECT_ORACLE: install component `oracle` alone into a second prefix;
 #      it must hold bin/turnstile-oracle and nothing else.
+#   6. with LINT_SAMPLE: the installed bin/turnstile-lint (component `lint`) lints
+#      the consumer through its compile_commands.json (clean: exit 0), and a copy
+#      of LINT_SAMPLE against the installed headers (flagged: exit 1, [LINT-3.1]).
+#      Skipped, with a message, when clang-query is not installed.
 # Any failing step stops the script with a message naming that step.
 cmake_minimum_required(VERSION 3.25)
 
@@ -30,6 +34,7 @@ set(configure_args
   "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
   "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}"
   "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}"
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
   -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
   -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF)
 if(MAKE_PROGRAM)
@@ -53,6 +58,29 @@ if(EXPECT_ORACLE)
   if(NOT oracle_files STREQUAL "bin/turnstile-oracle")
     message(FATAL_ERROR "install_and_consume: component 'oracle' installed '${oracle_files}', "
                         "expected bin/turnstile-oracle alone")
+  endif()
+endif()
+# The installed lint, run from the prefix (its modules in libexec/turnstile/lint).
+if(LINT_SAMPLE)
+  find_program(clang_query NAMES clang-query-14 clang-query)
+  if(NOT clang_query)
+    message(STATUS "install_and_consume: clang-query not found, the installed lint not run")
+  else()
+    set(lint "${prefix}/bin/turnstile-lint")
+    if(NOT EXISTS "${lint}")
+      message(FATAL_ERROR "install_and_consume: ${lint} was not installed")
+    endif()
+    run_step(lint-consumer "${lint}" -p "${consumer_build}")
+    get_filename_component(sample_name "${LINT_SAMPLE}" NAME)
+    file(COPY "${LINT_SAMPLE}" DESTINATION "${WORK_DIR}")
+    execute_process(COMMAND "${lint}" "${WORK_DIR}/${sample_name}" --
+                            -std=c++20 "-I${prefix}/include"
+                    RESULT_VARIABLE lint_rc OUTPUT_VARIABLE lint_out ERROR_VARIABLE lint_err)
+    if(NOT lint_rc EQUAL 1 OR NOT lint_out MATCHES "${sample_name}:[0-9]+:[0-9]+: \\[LINT-3\\.1\\]")
+      message(FATAL_ERROR "install_and_consume: the installed turnstile-lint on ${sample_name}: "
+                          "exit ${lint_rc}, expected 1 with a [LINT-3.1] finding\n${lint_out}${lint_err}")
+    endif()
+    message(STATUS "install_and_consume: the installed turnstile-lint flags ${sample_name}")
   endif()
 endif()
 message(STATUS "install_and_consume: the installed package works")

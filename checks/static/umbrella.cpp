@@ -4,3 +4,11 @@
 // binding_table.hpp, lane_callback.hpp). checks/static/compdb.py gives it the
 // library's compile flags and fails if turnstile.hpp misses a header.
 #include "turnstile/turnstile.hpp"
+
+// The core templates over Sync, every non-template member instantiated with the
+// product's StdSync, so run-thread-safety analyses all of them (a member no
+// source of impl/src uses, or one used only from template code such as
+// TurnChain::attach from Activation<State>::call, is checked here too).
+template class turnstile::detail::BasicLaneCore<turnstile::StdSync>;
+template class turnstile::detail::BasicTurnChain<turnstile::StdSync>;
+template class turnstile::detail::BasicWaitGraph<turnstile::StdSync>;

@@ -180,7 +180,7 @@ void ActivationBase::turn_started(RunningTurn& t, const std::string& method,
   t.method = &method;
   t.trace_call = trace_call;
   const auto started = now();
-  std::lock_guard lock(turns_mu_);
+  detail::LockGuard lock(turns_mu_);
   t.started = started;
   t.older = newest_;  // start order: turns start one at a time, on the strand
   if (newest_ != nullptr) newest_->newer = &t; else oldest_ = &t;
@@ -213,7 +213,7 @@ void ActivationBase::arm_watchdog(std::chrono::nanoseconds after, Scheduler::Clo
 // turns_mu_ held (through `lock`), the last running turn settled: cancel the
 // watchdog [RT-8.4]. If it fires right now, wait for that run: it finds no turn
 // and stands down, after which the activation may be destroyed.
-void ActivationBase::disarm_watchdog(std::unique_lock<std::mutex>& lock) {
+void ActivationBase::disarm_watchdog(detail::UniqueLock& lock) {
   if (auto q = watch_->queue.lock(); q && q->remove(*watch_)) {
     watch_armed_ = false;
     watch_reusable_ = true;  // out of its queue, never posted: armed again next time
@@ -230,14 +230,14 @@ void ActivationBase::disarm_watchdog(std::unique_lock<std::mutex>& lock) {
     watch_.reset();
     return;
   }
-  turns_cv_.wait(lock, [this] { return !watch_armed_; });  // watchdog_fired clears it
+  while (watch_armed_) turns_cv_.wait(lock.native());  // watchdog_fired clears it
 }
 
 // On the scheduler, as the watchdog's item: reports every running turn that
 // has run longer than slow_turn and was not reported, then re-arms for the
 // oldest turn left to watch.
 void ActivationBase::watchdog_fired(const Watchdog* fired) {
-  std::unique_lock lock(turns_mu_);
+  detail::UniqueLock lock(turns_mu_);
   if (fired != watch_.get()) return;  // not the armed entry (never expected)
   watch_armed_ = false;
   struct Late {
@@ -282,9 +282,9 @@ void ActivationBase::turn_settled(RunningTurn& t) {
   bool report = false;
   std::chrono::nanoseconds elapsed{};
   {
-    std::unique_lock lock(turns_mu_);
+    detail::UniqueLock lock(turns_mu_);
     // [TURN-4.2] a report of this turn in progress returns before it settles.
-    turns_cv_.wait(lock, [&t] { return !t.reporting; });
+    while (t.reporting) turns_cv_.wait(lock.native());
     (t.older != nullptr ? t.older->newer : oldest_) = t.newer;
     (t.newer != nullptr ? t.newer->older : newest_) = t.older;
     elapsed = t_now - t.started;
@@ -310,7 +310,7 @@ void ActivationBase::check_slow_turns() {
   };
   std::vector<Late> late;
   {
-    std::lock_guard lock(turns_mu_);
+    detail::LockGuard lock(turns_mu_);
     const auto t_now = now();
     for (RunningTurn* t = oldest_; t != nullptr; t = t->newer) {
       const auto elapsed = t_now - t->started;

@@ -22,9 +22,14 @@ thread_local FrameRef tls_fallback_context;  // [RT-3.2] plain-thread context sl
 // by CurrentFiberScope, so a lookup starts with one load. Constant-initialised
 // and trivially destructible: reading it needs no thread-local init guard.
 // Initial-exec, under a fixed symbol name: current_head() (fiber.hpp) reads it
-// with one fs-relative load.
+// with one fs-relative load. With TURNSTILE_NO_INLINE_TLS, the default model
+// (loadable with dlopen) and only the out-of-line current_head() reads it.
+#ifdef TURNSTILE_NO_INLINE_TLS
+thread_local const Frame* tls_head = nullptr;
+#else
 __attribute__((tls_model("initial-exec"))) thread_local const Frame* tls_head
     __asm__("turnstile_detail_tls_head") = nullptr;
+#endif
 
 namespace {
 

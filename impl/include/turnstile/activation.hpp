@@ -221,7 +221,8 @@ class ActivationBase {
  protected:
   // One running turn's slow-turn watch [TURN-4.2], kept in its call's record
   // (no allocation) and linked into the running list, oldest first, from
-  // turn_started to turn_settled. Fields guarded by turns_mu_.
+  // turn_started to turn_settled. Fields guarded by turns_mu_ (a nested record:
+  // the attribute cannot name it; only turns_mu_ holders reach the list).
   struct RunningTurn {
     const std::string* method = nullptr;
     ActivationOptions::Clock::time_point started{};
@@ -258,26 +259,29 @@ class ActivationBase {
   // The activation's one watchdog timer entry [TURN-4.2] (activation.cpp).
   class Watchdog;
   void report_slow(const std::string& method, std::chrono::nanoseconds elapsed);
-  void arm_watchdog(std::chrono::nanoseconds after, Scheduler::Clock::time_point base);
-  void disarm_watchdog(std::unique_lock<std::mutex>& lock);
+  void arm_watchdog(std::chrono::nanoseconds after, Scheduler::Clock::time_point base)
+      TURNSTILE_REQUIRES(turns_mu_);
+  void disarm_watchdog(detail::UniqueLock& lock) TURNSTILE_REQUIRES(turns_mu_);
   void watchdog_fired(const Watchdog* fired);
   ActivationOptions::Clock::time_point now() const;
 
   std::string id_;
   ActivationOptions options_;
-  std::mutex turns_mu_;
+  detail::Mutex turns_mu_;
   std::condition_variable turns_cv_;  // a watchdog report or run ended
-  // The running turns, oldest first (guarded by turns_mu_).
-  RunningTurn* oldest_ = nullptr;
-  RunningTurn* newest_ = nullptr;
+  // The running turns, oldest first.
+  RunningTurn* oldest_ TURNSTILE_GUARDED_BY(turns_mu_) = nullptr;
+  RunningTurn* newest_ TURNSTILE_GUARDED_BY(turns_mu_) = nullptr;
   // One watchdog per activation, not per turn [TURN-4.2]: while any turn runs it
   // is armed for the oldest turn not yet reported (an older turn's deadline is
   // never later than a younger one's), and it is cancelled when the last running
   // turn settles. When it fires it reports every running turn that is due and
-  // re-arms for the oldest one left. Guarded by turns_mu_.
-  std::shared_ptr<Watchdog> watch_;
-  bool watch_armed_ = false;     // watch_ is in a timer queue, due, or firing
-  bool watch_reusable_ = false;  // watch_ was taken out of its queue unfired: re-arm it
+  // re-arms for the oldest one left.
+  std::shared_ptr<Watchdog> watch_ TURNSTILE_GUARDED_BY(turns_mu_);
+  // watch_ is in a timer queue, due, or firing
+  bool watch_armed_ TURNSTILE_GUARDED_BY(turns_mu_) = false;
+  // watch_ was taken out of its queue unfired: re-arm it
+  bool watch_reusable_ TURNSTILE_GUARDED_BY(turns_mu_) = false;
 };
 
 template <class State>

@@ -11,7 +11,9 @@
 //                    fetch_sub, each taking an explicit std::memory_order;
 //   Sync::var<T>     shared plain (non-atomic) data: load()/store(); the model
 //                    build checks every access for data races;
-//   Sync::mutex      lock()/unlock() (BasicLockable, so std::lock_guard works).
+//   Sync::mutex      lock()/unlock() (BasicLockable), a clang thread-safety
+//                    capability in both builds: the cores hold it through
+//                    detail::BasicLockGuard and mark what it guards.
 //
 // The product instantiates cores with `StdSync` (std::atomic, std::mutex and a
 // plain T). `model/relacy_sync.hpp` instantiates the very same templates with
@@ -25,13 +27,15 @@
 #include <mutex>
 #include <utility>
 
+#include "turnstile/detail/thread_annotations.hpp"
+
 namespace turnstile {
 
 struct StdSync {
   template <class T>
   using atomic = std::atomic<T>;
 
-  using mutex = std::mutex;
+  using mutex = detail::Mutex;  // std::mutex, annotated for -Wthread-safety
 
   // Plain shared data. In the product this is the value itself; in the model it
   // is an rl::var<T>, so an unsynchronised access is reported as a data race.

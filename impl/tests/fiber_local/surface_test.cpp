@@ -325,7 +325,7 @@ TEST(FiberLocalLookup, NewestFrameForTheKeyWinsAcrossOtherKeys) {
 TEST(FiberLocalLookup, SnapshotKeepsNewestFirstOrder) {
   const FiberContext ctx =
       number.where(1, [] { return number.where(2, [] { return FiberContext::capture(); }); });
-  ctx.run([] { EXPECT_EQ(number.get(), 2) << "the shadowing frame is found first"; });
+  ctx.run([] { EXPECT_EQ(number.get(), 2) << "the shadowing frame is found first"; });  // turnstile-lint: ignore[LINT-1.1] bound by the enclosing run/where
 }
 
 // ------------------------------------------------------------------ plain threads
@@ -428,14 +428,14 @@ TEST(FiberContextRun, KeepsTheRunningFibersPositionNotTheSnapshots) {
   ASSERT_TRUE(lane.try_post([&] {
     who.where(std::string("turn"), [&] { in_turn = FiberContext::capture(); });
     outside.run([&] {
-      seen_inside = who.get();
+      seen_inside = who.get();  // turnstile-lint: ignore[LINT-1.1] bound by the enclosing run/where
       lane_inside = StateLane::current();
     });
   }));
   ms.run_until_idle();
   ASSERT_TRUE(in_turn.has_value());
   in_turn->run([&] {
-    seen_after = who.get();
+    seen_after = who.get();  // turnstile-lint: ignore[LINT-1.1] bound by the enclosing run/where
     lane_after = StateLane::current();
   });
   EXPECT_EQ(seen_inside, "outside");  // [FL-3.5] the snapshot's binding
@@ -488,7 +488,7 @@ TEST_F(FiberContextCapture, CaptureIsOnePointerWhateverTheNumberOfBindings) {
   const int values_before = Tracked::values();
   at_depth[1].run([&] {
     EXPECT_EQ(FiberContext::capture(), at_depth[1]);
-    EXPECT_EQ(tracked.get().id(), 1000);
+    EXPECT_EQ(tracked.get().id(), 1000);  // turnstile-lint: ignore[LINT-1.1] bound by the enclosing run/where
   });
   at_depth[0].run([&] { EXPECT_EQ(FiberContext::capture(), at_depth[0]); });
   EXPECT_EQ(Tracked::values(), values_before);
@@ -539,8 +539,8 @@ TEST_F(FiberLocalLifetime, NewerFrameHoldsTheOlderOnes) {
   });
   EXPECT_EQ(Tracked::values(), 2) << "the newest frame holds its predecessors";
   held.run([] {
-    EXPECT_EQ(tracked.get().id(), 2);
-    EXPECT_EQ(number.get(), 5);
+    EXPECT_EQ(tracked.get().id(), 2);  // turnstile-lint: ignore[LINT-1.1] bound by the enclosing run/where
+    EXPECT_EQ(number.get(), 5);  // turnstile-lint: ignore[LINT-1.1] bound by the enclosing run/where
   });
 
   // A snapshot of an inner point holds only what it needs.
@@ -562,7 +562,7 @@ TEST_F(FiberLocalLifetime, SnapshotReleasedOnAnotherThreadFreesOnce) {
   std::optional<FiberContext> held;
   tracked.where(Tracked(1), [&] { held = FiberContext::capture(); });
   std::thread other([&] {
-    held->run([] { EXPECT_EQ(tracked.get().id(), 1); });
+    held->run([] { EXPECT_EQ(tracked.get().id(), 1); });  // turnstile-lint: ignore[LINT-1.1] bound by the enclosing run/where
     held.reset();
   });
   other.join();

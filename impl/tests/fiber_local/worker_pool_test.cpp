@@ -76,7 +76,7 @@ Task<> process(int request, Log* log) {
   // A nested binding inside the reinstalled context.
   co_await stage.where(2, [&]() -> Task<> {
     co_await yield();
-    if (stage.get() == 2 && request_payload.get().id() == request) log->add(request, "staged");
+    if (stage.get() == 2 && request_payload.get().id() == request) log->add(request, "staged");  // turnstile-lint: ignore[LINT-1.1] bound by the enclosing run/where
   });
   log->add(request, "process end");
 }

@@ -25,6 +25,8 @@
 #include <cstddef>
 #include <mutex>
 
+#include "turnstile/detail/thread_annotations.hpp"
+
 namespace turnstile::detail {
 
 template <class Sync>
@@ -49,7 +51,7 @@ class BasicLaneCore {
   // Links `item` at the tail unless the lane is closed. accepted_start_drain
   // tells the caller to start (post) the drain.
   Submit submit(Item* item) {
-    std::lock_guard<typename Sync::mutex> lock(mu_);
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
     if (closed_.load()) return Submit::refused_closed;  // [LANE-I3]
     item->next_.store(nullptr);
     Item* tail = tail_.load();
@@ -63,19 +65,19 @@ class BasicLaneCore {
   // Stops accepting. Returns true when this call finds the lane already idle
   // and empty, i.e. it is the one that reports drained [LANE-I4].
   bool close() {
-    std::lock_guard<typename Sync::mutex> lock(mu_);
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
     if (closed_.load()) return false;  // idempotent: only the first close reports
     closed_.store(true);               // [LANE-I3]
     return !running_.load();
   }
 
   bool is_closed() {
-    std::lock_guard<typename Sync::mutex> lock(mu_);
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
     return closed_.load();
   }
 
   bool is_idle() {
-    std::lock_guard<typename Sync::mutex> lock(mu_);
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
     return !running_.load();
   }
 
@@ -107,7 +109,7 @@ class BasicLaneCore {
   // Unlinks the head; when the queue is empty, stops the drain and sets
   // `status` to idle or drained.
   Item* pop_or_stop(Drain& status) {
-    std::lock_guard<typename Sync::mutex> lock(mu_);
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
     Item* item = head_.load();
     if (item == nullptr) {
       running_.store(false);                                   // [LANE-I1] the only drain stops
@@ -124,7 +126,7 @@ class BasicLaneCore {
   // (status stays more) or, when the queue is empty, stops the drain as
   // pop_or_stop does, so the last item's awaiter never finds the lane running.
   Item* stop_if_empty(Drain& status) {
-    std::lock_guard<typename Sync::mutex> lock(mu_);
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
     if (head_.load() == nullptr) {
       running_.store(false);                                   // [LANE-I1]
       status = closed_.load() ? Drain::drained : Drain::idle;  // [LANE-I4]
@@ -133,10 +135,10 @@ class BasicLaneCore {
   }
 
   typename Sync::mutex mu_;
-  typename Sync::template var<Item*> head_{};     // guarded by mu_
-  typename Sync::template var<Item*> tail_{};     // guarded by mu_
-  typename Sync::template var<bool> running_{};   // guarded by mu_
-  typename Sync::template var<bool> closed_{};    // guarded by mu_
+  typename Sync::template var<Item*> head_ TURNSTILE_GUARDED_BY(mu_){};
+  typename Sync::template var<Item*> tail_ TURNSTILE_GUARDED_BY(mu_){};
+  typename Sync::template var<bool> running_ TURNSTILE_GUARDED_BY(mu_){};
+  typename Sync::template var<bool> closed_ TURNSTILE_GUARDED_BY(mu_){};
 };
 
 }  // namespace turnstile::detail

@@ -15,13 +15,16 @@
 // retakes the mutex inside the call: to the analysis the lock is held across the
 // wait, which is what the code after the wait may assume.
 //
-// Thread safety: as std::mutex. Annotated today: Scope, the trace sink, Gate,
-// Channel, the schedulers, the timer queue, sync_wait's loop, Host, StateLane's
-// error handler and Activation's snapshot. Not yet: Activation's turns_mu_ (its
-// lock is handed between functions through a std::unique_lock), and the core
-// templates over Sync (lane_core.hpp, turn_chain.hpp, wait_graph.hpp), which
-// lock Sync::mutex and are checked by their Relacy models. checks/static/run-thread-safety runs the analysis
-// under any build and proves it catches a lock taken out.
+// Thread safety: as std::mutex. Annotated: every mutex of the library. Scope,
+// the trace sink, Gate, Channel, the schedulers, the timer queue, sync_wait's
+// loop, Host, StateLane's error handler, Activation's snapshot and running
+// turns (a function that expects the lock held says TURNSTILE_REQUIRES), and
+// the core templates over Sync (lane_core.hpp, turn_chain.hpp, wait_graph.hpp),
+// whose `Sync::mutex` is a capability in both builds. Members of a nested
+// record guarded by the outer object's mutex (a wait-graph edge, an
+// activation's RunningTurn) cannot be named by the attribute: the functions
+// that touch them require the mutex instead. checks/static/run-thread-safety
+// runs the analysis under any build and proves it catches a lock taken out.
 #pragma once
 
 #include <mutex>
@@ -64,17 +67,35 @@ class TURNSTILE_CAPABILITY("mutex") Mutex {
   std::mutex mu_;
 };
 
-// Holds `mu` for its scope (std::lock_guard).
-class TURNSTILE_SCOPED_CAPABILITY LockGuard {
+// Holds `mu` for its scope (std::lock_guard), for any annotated BasicLockable:
+// Mutex, and the `Sync::mutex` of the core templates (StdSync's is Mutex, the
+// model's RelacySync::mutex carries the same capability attribute).
+// unlock()/lock() release and retake it inside the scope (the analysis follows
+// both; the destructor releases it only when held).
+template <class M>
+class TURNSTILE_SCOPED_CAPABILITY BasicLockGuard {
  public:
-  explicit LockGuard(Mutex& mu) TURNSTILE_ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
-  ~LockGuard() TURNSTILE_RELEASE() { mu_.unlock(); }
-  LockGuard(const LockGuard&) = delete;
-  LockGuard& operator=(const LockGuard&) = delete;
+  explicit BasicLockGuard(M& mu) TURNSTILE_ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
+  ~BasicLockGuard() TURNSTILE_RELEASE() {
+    if (held_) mu_.unlock();
+  }
+  BasicLockGuard(const BasicLockGuard&) = delete;
+  BasicLockGuard& operator=(const BasicLockGuard&) = delete;
+
+  void unlock() TURNSTILE_RELEASE() {
+    mu_.unlock();
+    held_ = false;
+  }
+  void lock() TURNSTILE_ACQUIRE() {
+    mu_.lock();
+    held_ = true;
+  }
 
  private:
-  Mutex& mu_;
+  M& mu_;
+  bool held_ = true;
 };
+using LockGuard = BasicLockGuard<Mutex>;
 
 // Holds `mu` for its scope, and lends a std::unique_lock to a condition
 // variable's wait (which releases and retakes it inside the call).
@@ -84,6 +105,11 @@ class TURNSTILE_SCOPED_CAPABILITY UniqueLock {
   ~UniqueLock() TURNSTILE_RELEASE() = default;
   UniqueLock(const UniqueLock&) = delete;
   UniqueLock& operator=(const UniqueLock&) = delete;
+
+  // Releases and retakes the mutex inside the holder's scope (the analysis
+  // follows both: a guarded member between them is an error).
+  void unlock() TURNSTILE_RELEASE() { lock_.unlock(); }
+  void lock() TURNSTILE_ACQUIRE() { lock_.lock(); }
 
   std::unique_lock<std::mutex>& native() { return lock_; }
 

@@ -31,6 +31,7 @@
 #include <mutex>
 
 #include "turnstile/detail/completion_core.hpp"
+#include "turnstile/detail/thread_annotations.hpp"
 
 namespace turnstile::detail {
 
@@ -68,7 +69,7 @@ class BasicTurnChain {
   Link* attach(Link*& prev) {
     Link* mine = new Link;
     mine->retain();  // one for the caller, one held as the tail
-    std::lock_guard<typename Sync::mutex> lock(mu_);
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
     prev = tail_.load();  // the tail's reference passes to the caller
     tail_.store(mine);
     return mine;
@@ -83,7 +84,7 @@ class BasicTurnChain {
 
  private:
   typename Sync::mutex mu_;
-  typename Sync::template var<Link*> tail_{};  // guarded by mu_; holds one reference
+  typename Sync::template var<Link*> tail_ TURNSTILE_GUARDED_BY(mu_){};  // holds one reference
 };
 
 }  // namespace turnstile::detail

@@ -40,6 +40,8 @@
 #include <utility>
 #include <vector>
 
+#include "turnstile/detail/thread_annotations.hpp"
+
 namespace turnstile::detail {
 
 template <class Sync>
@@ -121,7 +123,7 @@ class BasicWaitGraph {
       n.state_.store(State::settled, std::memory_order_release);
       return;
     }
-    std::lock_guard<typename Sync::mutex> lock(mu_);
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
     n.state_.store(State::settled, std::memory_order_release);
     n.lane_->holder_.store(nullptr, std::memory_order_relaxed);  // under mu_
   }
@@ -129,7 +131,7 @@ class BasicWaitGraph {
   // Inserts `e` unless it would close a cycle; then returns false and fills
   // `cycle` with the hops from e.from() round to it. [WAIT-I1]
   bool begin_wait(Edge& e, std::vector<Hop>& cycle) {
-    std::unique_lock<typename Sync::mutex> lock(mu_);
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
     if (find_path(e.to_, e.from_, cycle)) {
       cycle.insert(cycle.begin(), Hop{e.from_, false});
       return false;
@@ -141,7 +143,7 @@ class BasicWaitGraph {
 
   // Removes `e` (inserted by begin_wait). [WAIT-I3]
   void end_wait(Edge& e) {
-    std::lock_guard<typename Sync::mutex> lock(mu_);
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
     Edge* prev = nullptr;
     for (Edge* x = e.from_->edges_.load(); x != nullptr; x = x->next_.load()) {
       if (x == &e) {
@@ -161,12 +163,13 @@ class BasicWaitGraph {
   // On success `path` holds the hops from `start` to the last node before
   // `goal`. The relation is acyclic [WAIT-I1]; `seen` keeps shared sub-graphs
   // (Scope children share their joiner's node) from being walked twice.
-  bool find_path(Node* start, const Node* goal, std::vector<Hop>& path) {
+  bool find_path(Node* start, const Node* goal, std::vector<Hop>& path) TURNSTILE_REQUIRES(mu_) {
     std::vector<Node*> seen;
     return visit(start, goal, path, seen);
   }
 
-  bool visit(Node* n, const Node* goal, std::vector<Hop>& path, std::vector<Node*>& seen) {
+  bool visit(Node* n, const Node* goal, std::vector<Hop>& path, std::vector<Node*>& seen)
+      TURNSTILE_REQUIRES(mu_) {
     if (n == goal) return true;
     if (std::find(seen.begin(), seen.end(), n) != seen.end()) return false;
     seen.push_back(n);
