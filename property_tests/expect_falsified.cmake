@@ -8,6 +8,12 @@
 # "Falsifiable after N tests [and M shrinks]" with M >= MIN_SHRINKS, and no
 # sanitizer report appears. The full output, with the shrunk counterexample, is
 # echoed so it lands in the ctest log.
+#
+# -DSANITIZER=<tsan|asan-ubsan> (a sanitizer build): a planted memory bug may be
+# stopped by the sanitizer before RapidCheck can report it (a stale frame read
+# through a freed pointer). Then a sanitizer report during the filtered property
+# also counts as caught, and says so; the property's own verdict on that mutant
+# is what the unsanitized presets check.
 foreach(var EXE FILTER)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "expect_falsified.cmake: -D${var}=... is required")
@@ -63,6 +69,13 @@ if("${out}${err}" MATCHES "Sanitizer|runtime error:")
   list(APPEND problems "a sanitizer reported an error")
 endif()
 
+if(problems AND DEFINED SANITIZER AND NOT SANITIZER STREQUAL "none"
+   AND out MATCHES "\\[ +RUN +\\] ${FILTER}\n"
+   AND "${out}${err}" MATCHES "(AddressSanitizer|ThreadSanitizer|LeakSanitizer|runtime error:)")
+  message(STATUS "mutant caught by the sanitizer (${CMAKE_MATCH_1}) while ${FILTER} ran, before "
+                 "RapidCheck could report it: counted as caught in this ${SANITIZER} build")
+  return()
+endif()
 if(problems)
   list(JOIN problems "\n  " text)
   message(FATAL_ERROR "mutant NOT caught by ${FILTER}:\n  ${text}")

@@ -19,7 +19,16 @@
 #include "turnstile_test/outcome.hpp"
 #include "turnstile_test/schedules.hpp"
 
+// AddressSanitizer (and its leak checker) is on: GCC says __SANITIZE_ADDRESS__,
+// clang 14 only __has_feature(address_sanitizer).
 #if defined(__SANITIZE_ADDRESS__)
+#define TURNSTILE_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TURNSTILE_TEST_ASAN 1
+#endif
+#endif
+#if defined(TURNSTILE_TEST_ASAN)
 #include <sanitizer/lsan_interface.h>
 #endif
 
@@ -70,7 +79,7 @@ using turnstile_test::run_random;
 // Allocations made by this thread while alive are not reported as leaks.
 class LeakCheckDisabled {
  public:
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(TURNSTILE_TEST_ASAN)
   LeakCheckDisabled() { __lsan_disable(); }
   ~LeakCheckDisabled() { __lsan_enable(); }
 #else
