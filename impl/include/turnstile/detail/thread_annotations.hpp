@@ -70,30 +70,16 @@ class TURNSTILE_CAPABILITY("mutex") Mutex {
 // Holds `mu` for its scope (std::lock_guard), for any annotated BasicLockable:
 // Mutex, and the `Sync::mutex` of the core templates (StdSync's is Mutex, the
 // model's RelacySync::mutex carries the same capability attribute).
-// unlock()/lock() release and retake it inside the scope (the analysis follows
-// both; the destructor releases it only when held).
 template <class M>
 class TURNSTILE_SCOPED_CAPABILITY BasicLockGuard {
  public:
   explicit BasicLockGuard(M& mu) TURNSTILE_ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
-  ~BasicLockGuard() TURNSTILE_RELEASE() {
-    if (held_) mu_.unlock();
-  }
+  ~BasicLockGuard() TURNSTILE_RELEASE() { mu_.unlock(); }
   BasicLockGuard(const BasicLockGuard&) = delete;
   BasicLockGuard& operator=(const BasicLockGuard&) = delete;
 
-  void unlock() TURNSTILE_RELEASE() {
-    mu_.unlock();
-    held_ = false;
-  }
-  void lock() TURNSTILE_ACQUIRE() {
-    mu_.lock();
-    held_ = true;
-  }
-
  private:
   M& mu_;
-  bool held_ = true;
 };
 using LockGuard = BasicLockGuard<Mutex>;
 
