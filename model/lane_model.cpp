@@ -14,7 +14,7 @@
 //   LANE-7.6: close() stops accepting, every accepted item runs, then drained is
 //   reported, exactly once; a lane whose close() completed, or whose accepted
 //   items all completed, may be destroyed.
-// Invariants exercised: [LANE-I1]..[LANE-I5].
+// Invariants exercised: [LANE-I1]..[LANE-I6].
 //
 // How the product is modelled:
 //  - A submission that returns accepted_start_drain posts a drain
@@ -58,7 +58,8 @@ using Submit = Core::Submit;
 using Drain = Core::Drain;
 
 constexpr int kThreads = 3;
-constexpr int kMaxItems = 6;
+constexpr int kMaxItems = 7;
+constexpr int kStoredMark = 100;  // the marker of a recycled-storage item's turn
 
 using turnstile::model::Resume;  // model_resume.hpp
 
@@ -118,7 +119,7 @@ class TestItem : public Item {
     lane_.in_turn.fetch_sub(1, std::memory_order_relaxed);
   }
 
-  void complete() noexcept override {
+  Core::Spare* complete() noexcept override {
     Lane& lane = lane_;  // resumed() may free this item
     // [LANE-5.6] whatever resumes from here (even inline, on this thread) finds
     // no turn of this lane in progress: it could enter the lane without a
@@ -134,6 +135,7 @@ class TestItem : public Item {
       RL_ASSERT(lane.core->is_idle());  // ~StateLane would abort otherwise
       delete lane.core;
     }
+    return nullptr;
   }
 
  protected:
@@ -146,7 +148,8 @@ class TestItem : public Item {
 
 void Marker::enter(Item* item) {
   RL_ASSERT(lane_.marker[self_].load() == 0);  // turns do not nest
-  lane_.marker[self_].store(static_cast<TestItem*>(item)->id() + 1);
+  const auto* tested = dynamic_cast<const TestItem*>(item);  // else a StoredItem
+  lane_.marker[self_].store(tested != nullptr ? tested->id() + 1 : kStoredMark);
 }
 
 // LaneRun-like: complete() posts the awaiter; its owner frees the item once resumed.
@@ -170,8 +173,8 @@ class PostedItem final : public TestItem {
 
 // Submits `item` as StateLane::submit does: on accepted_start_drain, a drain is
 // posted to this thread. Returns whether the item was accepted.
-bool submit(Lane& lane, Item* item, int id) {
-  const Submit s = lane.core->submit(item);
+bool submit(Lane& lane, Item* item, int id, Core::Spare** refill = nullptr) {
+  const Submit s = lane.core->submit(item, refill);
   lane.rec[id].accepted.store(s != Submit::refused_closed);
   if (s == Submit::accepted_start_drain) ++lane.pending[rl::thread_index()];
   return s != Submit::refused_closed;
@@ -489,10 +492,133 @@ void CompletionHandoff::thread(unsigned idx) {
   run_posted_drains(lane, kBudget[idx]);
 }
 
+// ---------------------------------------------------------------------------
+// recycled-storage: items built in spares and their storage recycled, as
+// try_post's PostItem is [LANE-I6].
+// Each thread owns a one-spare slot (the product's thread_local SpareSlot; a
+// plain pointer, touched by its own thread only). It builds each item in its
+// slot's spare when it has one, else in new storage (Core::kSpareBytes from
+// ::operator new), and submits with its emptied slot as the refill, as
+// StateLane::submit does. complete() destroys the item and returns its storage
+// as a spare; the drain keeps it on the lane's list when it goes on with a next
+// item (frees it otherwise), and a later submission takes it back.
+//  thread 0: submits R0, R1, R2, then runs its drains (budget 3);
+//  thread 1: submits S0, runs its drains (budget 2), submits S1 (in a spare
+//            its first submission took, when the list had one), runs its drains;
+//  thread 2: submits T0, then T1 (likewise), then runs its drains (budget 2).
+// At the end each thread frees its slot's spare and the lane is destroyed with
+// the spares still on its list (~BasicLaneCore frees them).
+// Checks: every item runs and completes exactly once, one turn at a time, FIFO
+// per submitter; the item's id lives in its storage as a Sync::var, written when
+// the item is built and read by its turn: a spare handed to a submitter while
+// it is still on the list, or while its item is linked or running, is built
+// over (a race on that id, an item run twice and another never, or a queue
+// that loops); no storage leaks and none is freed twice (Relacy's heap checks).
+class StoredItem;
+
+struct RecycledStorage : rl::test_suite<RecycledStorage, kThreads> {
+  static constexpr const char* kChecks =
+      "items built in recycled spares (the drain keeps a completed item's storage, a later "
+      "submission takes it back): each runs once, FIFO per submitter, no spare handed out "
+      "while on the list or while its item is linked, no leak, no double free";
+  Lane lane;
+  Core::Spare* slot[kThreads] = {};  // each thread's own spare (own thread only)
+  Sync::atomic<int> from_spare{0};   // items built in a recycled spare (statistics only)
+
+  void before() { lane.core = new Core; }
+  void thread(unsigned idx);
+  void submit_stored(int id);
+  void after() {
+    for (int i = 0; i < 7; ++i) {
+      RL_ASSERT(lane.rec[i].runs.load() == 1);
+      RL_ASSERT(lane.rec[i].completions.load(std::memory_order_relaxed) == 1);
+    }
+    const auto pos = [&](int i) { return lane.rec[i].position.load(); };
+    RL_ASSERT(pos(0) < pos(1) && pos(1) < pos(2));  // [LANE-5.2]
+    RL_ASSERT(pos(3) < pos(4));
+    RL_ASSERT(pos(5) < pos(6));
+    for (int t = 0; t < kThreads; ++t) RL_ASSERT(lane.pending[t] == 0);
+    RL_ASSERT(lane.core->is_idle());
+    delete lane.core;  // frees the spares left on its list
+  }
+};
+
+// PostItem-like, built in a spare's storage: complete() hands the storage back.
+class StoredItem final : public Item {
+ public:
+  StoredItem(Lane& lane, int id) : lane_(lane), id_(id) {}
+
+  void run_turn() noexcept override {
+    const int id = id_.load();  // races with a submitter building over this item
+    const unsigned self = rl::thread_index();
+    RL_ASSERT(lane_.marker[self].load() == kStoredMark);
+    const int others = lane_.in_turn.fetch_add(1, std::memory_order_relaxed);
+    RL_ASSERT(others == 0);  // [LANE-5.1]
+    ItemRecord& r = lane_.rec[id];
+    r.runs.store(r.runs.load() + 1);
+    const int pos = lane_.next_position.load();
+    lane_.next_position.store(pos + 1);
+    r.position.store(pos);
+    lane_.in_turn.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  Core::Spare* complete() noexcept override {
+    RL_ASSERT(lane_.marker[rl::thread_index()].load() == 0);  // [LANE-5.6]
+    lane_.rec[id_.load()].completions.fetch_add(1, std::memory_order_relaxed);
+    void* storage = this;
+    this->~StoredItem();
+    return Core::make_spare(storage);  // [LANE-I6] kept by the drain, or freed
+  }
+
+ private:
+  Lane& lane_;
+  Sync::var<int> id_;
+};
+
+#pragma push_macro("new")
+#undef new
+void RecycledStorage::submit_stored(int id) {
+  Core::Spare*& mine = slot[rl::thread_index()];
+  void* storage = nullptr;
+  if (mine != nullptr) {
+    storage = Core::storage_of(mine);
+    mine = nullptr;
+    from_spare.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    storage = ::operator new(Core::kSpareBytes);
+  }
+  static_assert(sizeof(StoredItem) <= Core::kSpareBytes);
+  auto* item = ::new (storage) StoredItem(lane, id);
+  const bool ok = submit(lane, item, id, &mine);
+  RL_ASSERT(ok);  // no close: always accepted
+}
+#pragma pop_macro("new")
+
+void RecycledStorage::thread(unsigned idx) {
+  if (idx == 0) {
+    submit_stored(0);
+    submit_stored(1);
+    submit_stored(2);
+    run_posted_drains(lane, 3);
+  } else if (idx == 1) {
+    submit_stored(3);
+    run_posted_drains(lane, 2);
+    submit_stored(4);
+    run_posted_drains(lane, 2);
+  } else {
+    submit_stored(5);
+    submit_stored(6);
+    run_posted_drains(lane, 2);
+  }
+  Core::release(slot[idx]);  // the thread's spare, freed at its exit
+  slot[idx] = nullptr;
+}
+
 }  // namespace
 
 TURNSTILE_MODEL_MAIN("lane", {
     suite<Submitters>("submitters", {bounded(1), random_search(200000)}),
     suite<CloseVsSubmit>("close-vs-submit", {bounded(2), random_search(200000)}),
     suite<CompletionHandoff>("completion-handoff", {bounded(2), random_search(200000)}),
+    suite<RecycledStorage>("recycled-storage", {bounded(1), random_search(200000)}),
 })

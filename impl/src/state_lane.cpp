@@ -3,7 +3,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <optional>
+#include <utility>
 
 #include "turnstile/trace.hpp"
 
@@ -30,7 +32,39 @@ namespace {
 FrameRef carry_lane_marker(FrameRef onto, const Frame* running) {
   return FiberLocalAccess::carry_position(lane_marker(), std::move(onto), running);
 }
+
+// [LANE-I6] This thread's spare: one item storage, taken by its next try_post
+// and refilled by the submission that accepted it (from the lane's spare list,
+// which the drain fills with the storage of items it completed). Storage made
+// on one thread and freed on another defeats the allocator's per-thread caches;
+// a spare goes round between the carriers and the producers instead.
+struct SpareSlot {
+  LaneCore::Spare* spare = nullptr;
+  SpareSlot() = default;
+  SpareSlot(const SpareSlot&) = delete;
+  SpareSlot& operator=(const SpareSlot&) = delete;
+  ~SpareSlot() { LaneCore::release(std::exchange(spare, nullptr)); }  // at thread exit
+};
+thread_local SpareSlot spare_slot;
 }  // namespace
+
+void* take_item_storage() {
+  LaneCore::Spare* spare = std::exchange(spare_slot.spare, nullptr);
+  if (spare != nullptr) return LaneCore::storage_of(spare);
+  return ::operator new(LaneCore::kSpareBytes);
+}
+
+void give_back_item_storage(void* storage) noexcept {
+  if (spare_slot.spare == nullptr) {
+    spare_slot.spare = LaneCore::make_spare(storage);
+  } else {
+    ::operator delete(storage);
+  }
+}
+
+LaneCore::Spare** spare_slot_if_empty() noexcept {
+  return spare_slot.spare == nullptr ? &spare_slot.spare : nullptr;
+}
 
 namespace {
 // How many turns one drain step runs before reposting itself, so one busy lane
@@ -130,7 +164,7 @@ LaneClosedError StateLane::closed_error() const {
   return LaneClosedError("StateLane '" + name_ + "' is closed [LANE-7.4]");
 }
 
-bool StateLane::submit(detail::LaneItem& item) {
+bool StateLane::submit(detail::LaneItem& item, bool refill) {
   item.context = detail::current_context();  // the turn sees the submitter's bindings
   // Read before the item is queued: once it is, a carrier may run and free it
   // (a try_post item belongs to the lane). A traced item stays alive below: its
@@ -138,7 +172,7 @@ bool StateLane::submit(detail::LaneItem& item) {
   const bool traced = item.trace != nullptr;
   std::unique_lock<std::mutex> order;  // [TRACE-4.3] the answer is ordered with the queue
   if (traced) [[unlikely]] order = trace::order_lock();
-  const auto result = core_.submit(&item);
+  const auto result = core_.submit(&item, refill ? detail::spare_slot_if_empty() : nullptr);
   if (traced) [[unlikely]] {
     if (result == detail::LaneCore::Submit::refused_closed) {
       trace_refused(*item.trace, "closed");

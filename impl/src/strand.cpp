@@ -14,7 +14,10 @@ class StrandStep final : public Core::Item {
  public:
   explicit StrandStep(Runnable& r) : runnable_(r) {}
   void run_turn() noexcept override { runnable_.run(); }
-  void complete() noexcept override { delete this; }
+  Core::Spare* complete() noexcept override {
+    delete this;
+    return nullptr;
+  }
 
  private:
   Runnable& runnable_;

@@ -46,9 +46,11 @@
 // model/lane_model.cpp.
 #pragma once
 
+#include <cstddef>
 #include <exception>
 #include <functional>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -99,6 +101,15 @@ class LaneItem : public LaneCore::Item {
 // The ambient marker key: which lane's turn runs in this context.
 const FiberLocal<const StateLane*>& lane_marker() noexcept;
 
+// Storage for a try_post item of at most LaneCore::kSpareBytes [LANE-I6]: this
+// thread's spare when it has one (refilled by its last accepted submission),
+// else a new allocation. give_back_item_storage() returns storage whose item was
+// refused or never built.
+void* take_item_storage();
+void give_back_item_storage(void* storage) noexcept;
+// This thread's spare slot, for LaneCore::submit's refill (null when full).
+LaneCore::Spare** spare_slot_if_empty() noexcept;
+
 template <class R, class F>
 class LaneRun final : public LaneItem {
  public:
@@ -122,9 +133,10 @@ class LaneRun final : public LaneItem {
       if (trace) trace->failed = true;
     }
   }
-  void complete() noexcept override {
+  LaneCore::Spare* complete() noexcept override {
     auto keep = std::move(self_);  // the lane's reference, dropped after set()
     done_.set();                   // [LANE-5.6] posts the awaiter; marker already released
+    return nullptr;
   }
 
   std::shared_ptr<LaneRun> self_;
@@ -194,10 +206,21 @@ class StateLane {
   template <class F>
   bool try_post(F work) {
     static_assert(!is_task_v<std::invoke_result_t<F&>>, "a turn runs one plain callable [LANE-3.2]");
-    auto* item = new PostItem<F>(this, std::move(work));
+    PostItem<F>* item = nullptr;
+    if constexpr (PostItem<F>::pooled()) {  // [LANE-I6] a spare's storage, recycled by the drain
+      void* storage = detail::take_item_storage();
+      try {
+        item = ::new (storage) PostItem<F>(this, std::move(work));
+      } catch (...) {
+        detail::give_back_item_storage(storage);
+        throw;
+      }
+    } else {
+      item = new PostItem<F>(this, std::move(work));
+    }
     if (trace::on()) [[unlikely]] item->trace = trace_submit("post");  // [TRACE-4.3]
-    if (submit(*item)) return true;
-    delete item;
+    if (submit(*item, PostItem<F>::pooled())) return true;
+    item->discard();
     return false;  // [LANE-7.4]
   }
 
@@ -214,6 +237,12 @@ class StateLane {
   template <class F>
   class PostItem final : public detail::LaneItem {
    public:
+    // Small enough for a spare's storage: built there, and its storage kept by
+    // the drain for a later try_post instead of freed [LANE-I6].
+    static constexpr bool pooled() noexcept {
+      return sizeof(PostItem) <= detail::LaneCore::kSpareBytes &&
+             alignof(PostItem) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+    }
     PostItem(StateLane* lane, F work) : lane_(lane), work_(std::move(work)) {}
     void run_turn() noexcept override {
       try {
@@ -223,7 +252,26 @@ class StateLane {
         lane_->report_error(std::current_exception());  // [LANE-7.5] the lane goes on
       }
     }
-    void complete() noexcept override { delete this; }
+    detail::LaneCore::Spare* complete() noexcept override {
+      if constexpr (pooled()) {
+        void* storage = this;
+        this->~PostItem();
+        return detail::LaneCore::make_spare(storage);  // [LANE-I6] kept or freed by the drain
+      } else {
+        delete this;
+        return nullptr;
+      }
+    }
+    // A refused item: never linked, so its storage goes back to this thread.
+    void discard() noexcept {
+      if constexpr (pooled()) {
+        void* storage = this;
+        this->~PostItem();
+        detail::give_back_item_storage(storage);
+      } else {
+        delete this;
+      }
+    }
 
    private:
     StateLane* lane_;
@@ -239,7 +287,9 @@ class StateLane {
   }
 
   static Task<> wait_drained(Event& drained) { co_await drained.wait(); }
-  bool submit(detail::LaneItem& item);
+  // Queues `item`; with `refill`, also takes a spare for this thread's next
+  // try_post when the lane has one [LANE-I6].
+  bool submit(detail::LaneItem& item, bool refill = false);
   std::unique_ptr<detail::LaneTrace> trace_submit(const char* op);  // [TRACE-4.3]
   void trace_refused(const detail::LaneTrace& t, const char* reason) noexcept;
   void start_drain();

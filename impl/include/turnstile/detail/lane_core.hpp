@@ -20,10 +20,18 @@
 //             empty first (close() itself, or the drain that empties the queue).
 //   [LANE-I5] an item's completion (its awaiter's resumption) happens after the
 //             turn's marker is released.
+//   [LANE-I6] a spare (the storage of a completed item, kept for a later
+//             submission) is on the spare list, under mu_, or owned by exactly
+//             one thread; never both, and never while an item in it is linked or
+//             running. The drain keeps an item's storage only after complete()
+//             returned it, and hands it to the list under the next unlink's lock,
+//             while the drain still owns the lane [LANE-I1]; a submission takes
+//             one off the list (unlinked) under the lock that links its item.
 #pragma once
 
 #include <cstddef>
 #include <mutex>
+#include <new>
 
 #include "turnstile/detail/thread_annotations.hpp"
 
@@ -32,10 +40,31 @@ namespace turnstile::detail {
 template <class Sync>
 class BasicLaneCore {
  public:
+  // The storage of a completed item, kept for a later submission [LANE-I6]:
+  // kSpareBytes from ::operator new(kSpareBytes), aligned for any fundamental
+  // type. make_spare() builds one in such storage; storage_of() gives the
+  // storage back for the next item; release() frees it.
+  static constexpr std::size_t kSpareBytes = 128;
+  class Spare {
+   private:
+    friend class BasicLaneCore;
+    typename Sync::template var<Spare*> next_{};
+  };
+  static Spare* make_spare(void* storage) noexcept { return ::new (storage) Spare; }
+  static void* storage_of(Spare* spare) noexcept {
+    spare->~Spare();
+    return spare;
+  }
+  static void release(Spare* spare) noexcept {
+    if (spare != nullptr) ::operator delete(storage_of(spare));
+  }
+
   class Item {
    public:
     virtual void run_turn() noexcept = 0;  // the turn: runs with the marker held
-    virtual void complete() noexcept = 0;  // after the marker is released [LANE-I5]
+    // After the marker is released [LANE-I5]. Returns the item's storage as a
+    // spare (the item destroyed itself and built it with make_spare) or null.
+    virtual Spare* complete() noexcept = 0;
 
    protected:
     ~Item() = default;
@@ -45,18 +74,40 @@ class BasicLaneCore {
     typename Sync::template var<Item*> next_{};
   };
 
+  BasicLaneCore() = default;
+  BasicLaneCore(const BasicLaneCore&) = delete;
+  BasicLaneCore& operator=(const BasicLaneCore&) = delete;
+  ~BasicLaneCore() {
+    // No other thread calls a lane being destroyed: no lock needed.
+    for (Spare* s = spares_.load(); s != nullptr;) {
+      Spare* next = s->next_.load();
+      release(s);
+      s = next;
+    }
+  }
+
   enum class Submit { refused_closed, accepted, accepted_start_drain };
   enum class Drain { idle, more, drained };
 
   // Links `item` at the tail unless the lane is closed. accepted_start_drain
-  // tells the caller to start (post) the drain.
-  Submit submit(Item* item) {
+  // tells the caller to start (post) the drain. With `refill` (pointing to a
+  // null slot the caller owns), an accepted submission also takes a spare off
+  // the list into *refill when one is there [LANE-I6].
+  Submit submit(Item* item, Spare** refill = nullptr) {
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     if (closed_.load()) return Submit::refused_closed;  // [LANE-I3]
     item->next_.store(nullptr);
     Item* tail = tail_.load();
     if (tail != nullptr) tail->next_.store(item); else head_.store(item);
     tail_.store(item);  // [LANE-I2] FIFO by the order submissions take mu_
+    if (refill != nullptr) {
+      Spare* spare = spares_.load();
+      if (spare != nullptr) {
+        spares_.store(spare->next_.load());  // [LANE-I6] unlinked before it is handed out
+        spare_count_.store(spare_count_.load() - 1);
+        *refill = spare;
+      }
+    }
     if (running_.load()) return Submit::accepted;
     running_.store(true);  // [LANE-I1] this submission starts the only drain
     return Submit::accepted_start_drain;
@@ -90,26 +141,49 @@ class BasicLaneCore {
   // item completes, so by the time an awaiter resumes, the drain no longer
   // needs the lane unless more work is queued: awaiting the last run() and then
   // destroying the lane is safe.
+  //
+  // A spare returned by complete() is kept only when the drain goes on with a
+  // next item: it joins the list under that next unlink's lock. The last item
+  // of a step completes after the drain let go of the lane, so its storage is
+  // freed, never kept [LANE-I6].
   template <class Marker>
   Drain drain(Marker& marker, std::size_t budget) {
     Drain status = Drain::more;
-    Item* item = pop_or_stop(status);
+    Spare* kept = nullptr;  // completed, not yet on the list: owned by this drain
+    Item* item = pop_or_stop(status, kept);
     for (std::size_t n = 0; item != nullptr; ++n) {
       marker.enter(item);
       item->run_turn();
       marker.exit();
-      Item* next = n + 1 < budget ? pop_or_stop(status) : stop_if_empty(status);
-      item->complete();  // [LANE-I5] after the marker is released
+      Item* next = n + 1 < budget ? pop_or_stop(status, kept) : stop_if_empty(status, kept);
+      Spare* spare = item->complete();  // [LANE-I5] after the marker is released
+      if (next != nullptr) kept = spare;  // [LANE-I6] listed by the next unlink
+      else release(spare);                // the lane may be gone: never touch it
       item = next;
     }
     return status;
   }
 
  private:
+  // Under mu_: puts the drain's kept spare on the list (or frees it when the
+  // list is full) [LANE-I6].
+  void keep_spare(Spare*& kept) TURNSTILE_REQUIRES(mu_) {
+    if (kept == nullptr) return;
+    if (spare_count_.load() < kMaxSpares) {
+      kept->next_.store(spares_.load());
+      spares_.store(kept);
+      spare_count_.store(spare_count_.load() + 1);
+    } else {
+      release(kept);
+    }
+    kept = nullptr;
+  }
+
   // Unlinks the head; when the queue is empty, stops the drain and sets
   // `status` to idle or drained.
-  Item* pop_or_stop(Drain& status) {
+  Item* pop_or_stop(Drain& status, Spare*& kept) {
     BasicLockGuard<typename Sync::mutex> lock(mu_);
+    keep_spare(kept);
     Item* item = head_.load();
     if (item == nullptr) {
       running_.store(false);                                   // [LANE-I1] the only drain stops
@@ -125,8 +199,9 @@ class BasicLaneCore {
   // At the end of a step's budget: leaves a queued head for the next step
   // (status stays more) or, when the queue is empty, stops the drain as
   // pop_or_stop does, so the last item's awaiter never finds the lane running.
-  Item* stop_if_empty(Drain& status) {
+  Item* stop_if_empty(Drain& status, Spare*& kept) {
     BasicLockGuard<typename Sync::mutex> lock(mu_);
+    keep_spare(kept);
     if (head_.load() == nullptr) {
       running_.store(false);                                   // [LANE-I1]
       status = closed_.load() ? Drain::drained : Drain::idle;  // [LANE-I4]
@@ -139,6 +214,10 @@ class BasicLaneCore {
   typename Sync::template var<Item*> tail_ TURNSTILE_GUARDED_BY(mu_){};
   typename Sync::template var<bool> running_ TURNSTILE_GUARDED_BY(mu_){};
   typename Sync::template var<bool> closed_ TURNSTILE_GUARDED_BY(mu_){};
+  // [LANE-I6] spares kept for later submissions: at most kMaxSpares per lane.
+  static constexpr std::size_t kMaxSpares = 32;
+  typename Sync::template var<Spare*> spares_ TURNSTILE_GUARDED_BY(mu_){};
+  typename Sync::template var<std::size_t> spare_count_ TURNSTILE_GUARDED_BY(mu_){};
 };
 
 }  // namespace turnstile::detail
