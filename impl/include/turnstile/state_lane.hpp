@@ -39,6 +39,15 @@
 // try_post() from inside this lane's own turn queues behind the current turn:
 // nothing waits for it, so nothing can deadlock ([LANE-7.7]).
 //
+// Allocation: run() allocates its item and its Task frame. try_post() of a
+// callable small enough for a spare (the whole item in LaneCore::kSpareBytes,
+// 128 bytes: a callable of up to about 80) builds its item in this thread's
+// spare when it has one: storage of an item the drain completed, kept on the
+// lane's list and taken back by this thread's previous accepted submission
+// ([LANE-I6], detail/lane_core.hpp). On a lane with work queued that is no
+// allocation per item. A thread holds at most one spare (freed at its exit), a
+// lane at most 32 (freed with it); the last item of each drain step is freed.
+//
 // Thread safety: every member may be called from any thread or fiber.
 // Precondition: a lane is destroyed only when no turn is queued or running
 // (co_await close() first); otherwise the process stops with a message.
