@@ -3,10 +3,9 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <new>
 #include <optional>
-#include <utility>
 
+#include "turnstile/detail/spare_slot.hpp"
 #include "turnstile/trace.hpp"
 
 namespace turnstile {
@@ -32,39 +31,7 @@ namespace {
 FrameRef carry_lane_marker(FrameRef onto, const Frame* running) {
   return FiberLocalAccess::carry_position(lane_marker(), std::move(onto), running);
 }
-
-// [LANE-I6] This thread's spare: one item storage, taken by its next try_post
-// and refilled by the submission that accepted it (from the lane's spare list,
-// which the drain fills with the storage of items it completed). Storage made
-// on one thread and freed on another defeats the allocator's per-thread caches;
-// a spare goes round between the carriers and the producers instead.
-struct SpareSlot {
-  LaneCore::Spare* spare = nullptr;
-  SpareSlot() = default;
-  SpareSlot(const SpareSlot&) = delete;
-  SpareSlot& operator=(const SpareSlot&) = delete;
-  ~SpareSlot() { LaneCore::release(std::exchange(spare, nullptr)); }  // at thread exit
-};
-thread_local SpareSlot spare_slot;
 }  // namespace
-
-void* take_item_storage() {
-  LaneCore::Spare* spare = std::exchange(spare_slot.spare, nullptr);
-  if (spare != nullptr) return LaneCore::storage_of(spare);
-  return ::operator new(LaneCore::kSpareBytes);
-}
-
-void give_back_item_storage(void* storage) noexcept {
-  if (spare_slot.spare == nullptr) {
-    spare_slot.spare = LaneCore::make_spare(storage);
-  } else {
-    ::operator delete(storage);
-  }
-}
-
-LaneCore::Spare** spare_slot_if_empty() noexcept {
-  return spare_slot.spare == nullptr ? &spare_slot.spare : nullptr;
-}
 
 namespace {
 // How many turns one drain step runs before reposting itself, so one busy lane

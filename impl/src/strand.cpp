@@ -3,20 +3,26 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <new>
+
+#include "turnstile/detail/spare_slot.hpp"
 
 namespace turnstile {
 
 namespace {
 using Core = detail::BasicLaneCore<StdSync>;
 
-// One posted step, as an item of the lane core (one small allocation a step).
+// One posted step, as an item of the lane core, built in this thread's spare
+// and its storage recycled by the drain ([LANE-I6], detail/spare_slot.hpp): on
+// a strand with steps queued, no allocation per step.
 class StrandStep final : public Core::Item {
  public:
   explicit StrandStep(Runnable& r) : runnable_(r) {}
   void run_turn() noexcept override { runnable_.run(); }
   Core::Spare* complete() noexcept override {
-    delete this;
-    return nullptr;
+    void* storage = this;
+    this->~StrandStep();
+    return Core::make_spare(storage);  // kept or freed by the drain
   }
 
  private:
@@ -40,14 +46,17 @@ Strand::~Strand() {
 }
 
 void Strand::post(Runnable& item) {
-  auto* step = new StrandStep(item);
-  if (core_.submit(step) == Core::Submit::accepted_start_drain) {
+  static_assert(sizeof(StrandStep) <= Core::kSpareBytes);
+  void* storage = detail::take_item_storage();
+  StrandStep* const step = new (storage) StrandStep(item);  // cannot throw
+  if (core_.submit(step, detail::spare_slot_if_empty()) == Core::Submit::accepted_start_drain) {
     keep_alive_ = shared_from_this();  // the drain holds the strand while it runs
     underlying_.post(drainer_);
   }
-  // clang-analyzer false positive: from submit() on, `step` is owned by core_'s queue
-  // and deleted by its complete(); submit() never refuses it (a Strand never closes
-  // its core). The analyzer does not follow the item into the queue.
+  // clang-analyzer false positive: from submit() on, `step` is owned by core_'s
+  // queue, and the drain recycles or frees its storage after its complete();
+  // submit() never refuses it (a Strand never closes its core). The analyzer
+  // does not follow the item into the queue.
   // NOLINTNEXTLINE(clang-analyzer-cplusplus.NewDeleteLeaks)
 }
 

@@ -68,6 +68,7 @@
 
 #include "turnstile/completion.hpp"
 #include "turnstile/detail/lane_core.hpp"
+#include "turnstile/detail/spare_slot.hpp"
 #include "turnstile/fiber_local.hpp"
 #include "turnstile/scheduler.hpp"
 #include "turnstile/sync.hpp"
@@ -109,15 +110,6 @@ class LaneItem : public LaneCore::Item {
 
 // The ambient marker key: which lane's turn runs in this context.
 const FiberLocal<const StateLane*>& lane_marker() noexcept;
-
-// Storage for a try_post item of at most LaneCore::kSpareBytes [LANE-I6]: this
-// thread's spare when it has one (refilled by its last accepted submission),
-// else a new allocation. give_back_item_storage() returns storage whose item was
-// refused or never built.
-void* take_item_storage();
-void give_back_item_storage(void* storage) noexcept;
-// This thread's spare slot, for LaneCore::submit's refill (null when full).
-LaneCore::Spare** spare_slot_if_empty() noexcept;
 
 template <class R, class F>
 class LaneRun final : public LaneItem {
