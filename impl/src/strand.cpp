@@ -48,7 +48,7 @@ Strand::~Strand() {
 void Strand::post(Runnable& item) {
   static_assert(sizeof(StrandStep) <= Core::kSpareBytes);
   void* storage = detail::take_item_storage();
-  StrandStep* const step = new (storage) StrandStep(item);  // cannot throw
+  auto* const step = new (storage) StrandStep(item);  // cannot throw
   if (core_.submit(step, detail::spare_slot_if_empty()) == Core::Submit::accepted_start_drain) {
     keep_alive_ = shared_from_this();  // the drain holds the strand while it runs
     underlying_.post(drainer_);
