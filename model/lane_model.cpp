@@ -79,6 +79,7 @@ struct Lane {
   Sync::var<int> next_position{0};     // the lane-owned state: plain, guarded by the lane only
   Sync::var<int> marker[kThreads];     // per model thread: 1 + id of the item whose turn runs there
   int pending[kThreads] = {};          // drains posted to each thread (own thread only)
+  Core::Spare** slots = nullptr;       // recycled-storage: each thread's spare slot (own thread)
   int destroy_after = 0;               // completion-handoff: completions before the lane goes
   Sync::atomic<int> completed{0};      // completions so far (completion-handoff)
   ItemRecord rec[kMaxItems];
@@ -189,7 +190,9 @@ void run_posted_drains(Lane& lane, std::size_t budget, OnDrained on_drained) {
   while (pending > 0) {
     --pending;
     Marker marker(lane);
-    switch (lane.core->drain(marker, budget)) {
+    // recycled-storage: a step's last storage goes to this thread's slot [LANE-I6]
+    Core::Spare** leftover = lane.slots != nullptr ? &lane.slots[rl::thread_index()] : nullptr;
+    switch (lane.core->drain(marker, budget, leftover)) {
       case Drain::more: ++pending; break;  // budget used: repost
       case Drain::idle: break;             // the lane may be destroyed from here on
       case Drain::drained: on_drained(); break;
@@ -495,18 +498,20 @@ void CompletionHandoff::thread(unsigned idx) {
 // ---------------------------------------------------------------------------
 // recycled-storage: items built in spares and their storage recycled, as
 // try_post's PostItem is [LANE-I6].
-// Each thread owns a one-spare slot (the product's thread_local SpareSlot; a
+// Each thread owns a chain of spares (the product's thread_local SpareSlot; a
 // plain pointer, touched by its own thread only). It builds each item in its
-// slot's spare when it has one, else in new storage (Core::kSpareBytes from
-// ::operator new), and submits with its emptied slot as the refill, as
-// StateLane::submit does. complete() destroys the item and returns its storage
-// as a spare; the drain keeps it on the lane's list when it goes on with a next
-// item (frees it otherwise), and a later submission takes it back.
+// chain's first spare when it has one, else in new storage (Core::kSpareBytes
+// from ::operator new), and, when its chain is then empty, submits with it as
+// the refill (the lane's whole list), as StateLane::submit does. complete()
+// destroys the item and returns its storage as a spare; the drain keeps it on
+// the lane's list when it goes on with a next item (else puts it in the
+// draining thread's chain when empty, or frees it), and a later submission
+// takes the list back.
 //  thread 0: submits R0, R1, R2, then runs its drains (budget 3);
 //  thread 1: submits S0, runs its drains (budget 2), submits S1 (in a spare
-//            its first submission took, when the list had one), runs its drains;
+//            its first submission or its drain left it, if any), runs its drains;
 //  thread 2: submits T0, then T1 (likewise), then runs its drains (budget 2).
-// At the end each thread frees its slot's spare and the lane is destroyed with
+// At the end each thread frees its chain and the lane is destroyed with
 // the spares still on its list (~BasicLaneCore frees them).
 // Checks: every item runs and completes exactly once, one turn at a time, FIFO
 // per submitter; the item's id lives in its storage as a Sync::var, written when
@@ -522,10 +527,13 @@ struct RecycledStorage : rl::test_suite<RecycledStorage, kThreads> {
       "submission takes it back): each runs once, FIFO per submitter, no spare handed out "
       "while on the list or while its item is linked, no leak, no double free";
   Lane lane;
-  Core::Spare* slot[kThreads] = {};  // each thread's own spare (own thread only)
+  Core::Spare* slot[kThreads] = {};  // each thread's own chain of spares (own thread only)
   Sync::atomic<int> from_spare{0};   // items built in a recycled spare (statistics only)
 
-  void before() { lane.core = new Core; }
+  void before() {
+    lane.core = new Core;
+    lane.slots = slot;
+  }
   void thread(unsigned idx);
   void submit_stored(int id);
   void after() {
@@ -581,15 +589,15 @@ void RecycledStorage::submit_stored(int id) {
   Core::Spare*& mine = slot[rl::thread_index()];
   void* storage = nullptr;
   if (mine != nullptr) {
-    storage = Core::storage_of(mine);
-    mine = nullptr;
+    storage = Core::take_storage(mine);
     from_spare.fetch_add(1, std::memory_order_relaxed);
   } else {
     storage = ::operator new(Core::kSpareBytes);
   }
   static_assert(sizeof(StoredItem) <= Core::kSpareBytes);
   auto* item = ::new (storage) StoredItem(lane, id);
-  const bool ok = submit(lane, item, id, &mine);
+  // The product's spare_slot_if_empty(): the whole list, into an empty chain.
+  const bool ok = submit(lane, item, id, mine == nullptr ? &mine : nullptr);
   RL_ASSERT(ok);  // no close: always accepted
 }
 #pragma pop_macro("new")
@@ -610,8 +618,7 @@ void RecycledStorage::thread(unsigned idx) {
     submit_stored(6);
     run_posted_drains(lane, 2);
   }
-  Core::release(slot[idx]);  // the thread's spare, freed at its exit
-  slot[idx] = nullptr;
+  Core::release_all(slot[idx]);  // the thread's chain, freed at its exit
 }
 
 }  // namespace

@@ -2,36 +2,33 @@
 #include "turnstile/detail/spare_slot.hpp"
 
 #include <new>
-#include <utility>
 
 namespace turnstile::detail {
 
 namespace {
-// Filled by the calling thread's accepted submissions, emptied by its next
-// item; touched by its own thread only, so no synchronisation: the spare's
-// hand-over from the drain happens under the lane's mutex ([LANE-I6]).
+// A chain of spares: refilled, when empty, with a lane's whole spare list by
+// the calling thread's accepted submission, or with the last storage of a drain
+// step this thread ran; emptied one by one by its next items. Touched by its
+// own thread only, so no synchronisation: the hand-over from the drain happens
+// under the lane's mutex ([LANE-I6]). At most a lane's list (32) long.
 struct SpareSlot {
-  SpareCore::Spare* spare = nullptr;
+  SpareCore::Spare* spare = nullptr;  // the chain's first spare
   SpareSlot() = default;
   SpareSlot(const SpareSlot&) = delete;
   SpareSlot& operator=(const SpareSlot&) = delete;
-  ~SpareSlot() { SpareCore::release(std::exchange(spare, nullptr)); }  // at thread exit
+  ~SpareSlot() { SpareCore::release_all(spare); }  // at thread exit
 };
 thread_local SpareSlot spare_slot;
 }  // namespace
 
 void* take_item_storage() {
-  SpareCore::Spare* spare = std::exchange(spare_slot.spare, nullptr);
-  if (spare != nullptr) return SpareCore::storage_of(spare);
+  SpareCore::Spare*& chain = spare_slot.spare;
+  if (chain != nullptr) return SpareCore::take_storage(chain);
   return ::operator new(SpareCore::kSpareBytes);
 }
 
 void give_back_item_storage(void* storage) noexcept {
-  if (spare_slot.spare == nullptr) {
-    spare_slot.spare = SpareCore::make_spare(storage);
-  } else {
-    ::operator delete(storage);
-  }
+  SpareCore::push_storage(spare_slot.spare, storage);  // it came from this chain or is one more
 }
 
 SpareCore::Spare** spare_slot_if_empty() noexcept {

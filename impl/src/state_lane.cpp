@@ -183,7 +183,8 @@ void StateLane::start_drain() { scheduler_.post(drainer_); }  // never inline [R
 
 void StateLane::Drainer::run() noexcept {
   detail::TurnMarker marker(lane_, lane_->bare_marker_);
-  switch (lane_->core_.drain(marker, detail::kTurnsPerStep)) {
+  // [LANE-I6] the step's last storage goes to this carrier's slot, if empty
+  switch (lane_->core_.drain(marker, detail::kTurnsPerStep, detail::spare_slot_if_empty())) {
     case detail::LaneCore::Drain::more:
       lane_->start_drain();  // budget used: repost behind other ready work
       break;

@@ -63,7 +63,9 @@ void Strand::post(Runnable& item) {
 void Strand::Drainer::run() noexcept {
   std::shared_ptr<Strand> keep = std::move(strand_->keep_alive_);
   NoMarker none;
-  if (strand_->core_.drain(none, kStepsPerDrain) == Core::Drain::more) {
+  // [LANE-I6] the step's last storage goes to this carrier's slot, if empty
+  if (strand_->core_.drain(none, kStepsPerDrain, detail::spare_slot_if_empty()) ==
+      Core::Drain::more) {
     strand_->keep_alive_ = std::move(keep);
     strand_->underlying_.post(*this);  // [TURN-6.1] one step at a time, repost for fairness
   }

@@ -21,12 +21,15 @@
 //   [LANE-I5] an item's completion (its awaiter's resumption) happens after the
 //             turn's marker is released.
 //   [LANE-I6] a spare (the storage of a completed item, kept for a later
-//             submission) is on the spare list, under mu_, or owned by exactly
-//             one thread; never both, and never while an item in it is linked or
-//             running. The drain keeps an item's storage only after complete()
-//             returned it, and hands it to the list under the next unlink's lock,
-//             while the drain still owns the lane [LANE-I1]; a submission takes
-//             one off the list (unlinked) under the lock that links its item.
+//             submission) is on the lane's spare list, under mu_, or on one
+//             thread's own chain; never both, and never while an item in it is
+//             linked or running. The drain keeps an item's storage only after
+//             complete() returned it, and hands it to the list under the next
+//             unlink's lock, while the drain still owns the lane [LANE-I1]; a
+//             submission whose thread has no spare takes the whole list (the
+//             list is emptied) under the lock that links its item, without
+//             reading the spares themselves, so no cache miss on storage the
+//             drain wrote lengthens the critical section.
 #pragma once
 
 #include <cstddef>
@@ -42,8 +45,10 @@ class BasicLaneCore {
  public:
   // The storage of a completed item, kept for a later submission [LANE-I6]:
   // kSpareBytes from ::operator new(kSpareBytes), aligned for any fundamental
-  // type. make_spare() builds one in such storage; storage_of() gives the
-  // storage back for the next item; release() frees it.
+  // type. Spares form chains (the lane's list, a thread's own chain).
+  // make_spare() builds one in such storage; take_storage() pops a chain's
+  // first spare and gives its storage back for the next item; push_storage()
+  // puts storage on a chain; release_all() frees a chain.
   static constexpr std::size_t kSpareBytes = 128;
   class Spare {
    private:
@@ -51,12 +56,20 @@ class BasicLaneCore {
     typename Sync::template var<Spare*> next_{};
   };
   static Spare* make_spare(void* storage) noexcept { return ::new (storage) Spare; }
-  static void* storage_of(Spare* spare) noexcept {
-    spare->~Spare();
-    return spare;
+  // Precondition: chain != nullptr.
+  static void* take_storage(Spare*& chain) noexcept {
+    Spare* first = chain;
+    chain = first->next_.load();
+    first->~Spare();
+    return first;
   }
-  static void release(Spare* spare) noexcept {
-    if (spare != nullptr) ::operator delete(storage_of(spare));
+  static void push_storage(Spare*& chain, void* storage) noexcept {
+    Spare* spare = make_spare(storage);
+    spare->next_.store(chain);
+    chain = spare;
+  }
+  static void release_all(Spare*& chain) noexcept {
+    while (chain != nullptr) ::operator delete(take_storage(chain));
   }
 
   class Item {
@@ -78,21 +91,17 @@ class BasicLaneCore {
   BasicLaneCore(const BasicLaneCore&) = delete;
   BasicLaneCore& operator=(const BasicLaneCore&) = delete;
   ~BasicLaneCore() {
-    // No other thread calls a lane being destroyed: no lock needed.
-    for (Spare* s = spares_.load(); s != nullptr;) {
-      Spare* next = s->next_.load();
-      release(s);
-      s = next;
-    }
+    Spare* spares = spares_.load();  // no other thread calls a lane being destroyed
+    release_all(spares);
   }
 
   enum class Submit { refused_closed, accepted, accepted_start_drain };
   enum class Drain { idle, more, drained };
 
   // Links `item` at the tail unless the lane is closed. accepted_start_drain
-  // tells the caller to start (post) the drain. With `refill` (pointing to a
-  // null slot the caller owns), an accepted submission also takes a spare off
-  // the list into *refill when one is there [LANE-I6].
+  // tells the caller to start (post) the drain. With `refill` (pointing to the
+  // caller's own empty chain), an accepted submission also takes the lane's
+  // whole spare list into it [LANE-I6].
   Submit submit(Item* item, Spare** refill = nullptr) {
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     if (closed_.load()) return Submit::refused_closed;  // [LANE-I3]
@@ -101,12 +110,9 @@ class BasicLaneCore {
     if (tail != nullptr) tail->next_.store(item); else head_.store(item);
     tail_.store(item);  // [LANE-I2] FIFO by the order submissions take mu_
     if (refill != nullptr) {
-      Spare* spare = spares_.load();
-      if (spare != nullptr) {
-        spares_.store(spare->next_.load());  // [LANE-I6] unlinked before it is handed out
-        spare_count_.store(spare_count_.load() - 1);
-        *refill = spare;
-      }
+      *refill = spares_.load();
+      spares_.store(nullptr);  // [LANE-I6] off the list before it is handed out
+      spare_count_.store(0);
     }
     if (running_.load()) return Submit::accepted;
     running_.store(true);  // [LANE-I1] this submission starts the only drain
@@ -145,9 +151,10 @@ class BasicLaneCore {
   // A spare returned by complete() is kept only when the drain goes on with a
   // next item: it joins the list under that next unlink's lock. The last item
   // of a step completes after the drain let go of the lane, so its storage is
-  // freed, never kept [LANE-I6].
+  // never kept by the lane [LANE-I6]: it goes to `leftover` (the draining
+  // thread's own empty slot, when the caller passes one) or is freed.
   template <class Marker>
-  Drain drain(Marker& marker, std::size_t budget) {
+  Drain drain(Marker& marker, std::size_t budget, Spare** leftover = nullptr) {
     Drain status = Drain::more;
     Spare* kept = nullptr;  // completed, not yet on the list: owned by this drain
     Item* item = pop_or_stop(status, kept);
@@ -157,8 +164,12 @@ class BasicLaneCore {
       marker.exit();
       Item* next = n + 1 < budget ? pop_or_stop(status, kept) : stop_if_empty(status, kept);
       Spare* spare = item->complete();  // [LANE-I5] after the marker is released
-      if (next != nullptr) kept = spare;  // [LANE-I6] listed by the next unlink
-      else release(spare);                // the lane may be gone: never touch it
+      if (next != nullptr) {
+        kept = spare;  // [LANE-I6] listed by the next unlink
+      } else if (spare != nullptr) {  // the lane may be gone: never touch it
+        if (leftover != nullptr && *leftover == nullptr) *leftover = spare;
+        else release_all(spare);
+      }
       item = next;
     }
     return status;
@@ -173,10 +184,10 @@ class BasicLaneCore {
       kept->next_.store(spares_.load());
       spares_.store(kept);
       spare_count_.store(spare_count_.load() + 1);
+      kept = nullptr;
     } else {
-      release(kept);
+      release_all(kept);
     }
-    kept = nullptr;
   }
 
   // Unlinks the head; when the queue is empty, stops the drain and sets
