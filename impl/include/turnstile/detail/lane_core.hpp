@@ -10,7 +10,7 @@
 //   [LANE-I1] running_ is true from the submission that found the lane idle
 //             until the drain that finds the queue empty; exactly one drain runs
 //             while it is true, so at most one turn runs at a time.
-//   [LANE-I2] items are linked at the tail and unlinked at the head under mu_:
+//   [LANE-I2] items are linked at the tail and taken from the head under mu_:
 //             they run in the order their submissions took the mutex, so a
 //             submission that happens-before another runs before it (FIFO).
 //   [LANE-I3] closed_ is set under mu_; a submission that sees it is refused,
@@ -30,6 +30,12 @@
 //             list is emptied) under the lock that links its item, without
 //             reading the spares themselves, so no cache miss on storage the
 //             drain wrote lengthens the critical section.
+//   [LANE-I7] the drain takes the whole queue in one critical section (head_
+//             and tail_ cleared together): the batch is the drain's alone, so
+//             its items' next_ links are not written again and it runs them
+//             without the lock. What the step's budget leaves of it goes back
+//             to the front of the queue, ahead of every later submission
+//             (FIFO, [LANE-I2]).
 #pragma once
 
 #include <cstddef>
@@ -143,81 +149,134 @@ class BasicLaneCore {
   // items still queued; post the drain again), idle (queue empty, lane
   // stopped) or drained (queue empty and closed: report close completion).
   //
-  // The next item is unlinked (or the lane marked idle) *before* the finished
-  // item completes, so by the time an awaiter resumes, the drain no longer
-  // needs the lane unless more work is queued: awaiting the last run() and then
-  // destroying the lane is safe.
+  // The drain takes the whole queue in one lock and runs it without locking
+  // again until its last item [LANE-I7]; the part of it the budget leaves goes
+  // back to the front of the queue. The next batch is taken (or the lane marked
+  // idle) *before* the batch's last item completes, so by the time an awaiter
+  // resumes, the drain no longer needs the lane unless more work is queued:
+  // awaiting the last run() and then destroying the lane is safe.
   //
   // A spare returned by complete() is kept only when the drain goes on with a
-  // next item: it joins the list under that next unlink's lock. The last item
-  // of a step completes after the drain let go of the lane, so its storage is
+  // next item: it joins the list under the drain's next lock. The last item of
+  // a step completes after the drain let go of the lane, so its storage is
   // never kept by the lane [LANE-I6]: it goes to `leftover` (the draining
-  // thread's own empty slot, when the caller passes one) or is freed.
+  // thread's own chain, when the caller passes one and it is empty) or is freed.
   template <class Marker>
   Drain drain(Marker& marker, std::size_t budget, Spare** leftover = nullptr) {
     Drain status = Drain::more;
-    Spare* kept = nullptr;  // completed, not yet on the list: owned by this drain
-    Item* item = pop_or_stop(status, kept);
-    for (std::size_t n = 0; item != nullptr; ++n) {
+    Kept kept;  // completed storage, not yet listed: owned by this drain
+    Batch batch = take_or_stop(status, kept);
+    for (std::size_t n = 1; batch.head != nullptr; ++n) {
+      Item* item = batch.head;
       marker.enter(item);
       item->run_turn();
       marker.exit();
-      Item* next = n + 1 < budget ? pop_or_stop(status, kept) : stop_if_empty(status, kept);
-      Spare* spare = item->complete();  // [LANE-I5] after the marker is released
-      if (next != nullptr) {
-        kept = spare;  // [LANE-I6] listed by the next unlink
-      } else if (spare != nullptr) {  // the lane may be gone: never touch it
-        if (leftover != nullptr && *leftover == nullptr) *leftover = spare;
-        else release_all(spare);
+      if (item == batch.tail) {
+        batch = n < budget ? take_or_stop(status, kept) : stop_if_empty(status, kept);
+      } else {
+        batch.head = item->next_.load();  // [LANE-I7] the batch is this drain's alone
+        if (n >= budget) batch = put_back(batch, kept);  // status stays more
       }
-      item = next;
+      Spare* spare = item->complete();  // [LANE-I5] after the marker is released
+      if (spare == nullptr) continue;
+      if (batch.head != nullptr) {
+        kept.push(spare);  // [LANE-I6] listed by the drain's next lock
+      } else if (leftover != nullptr && *leftover == nullptr) {  // the lane may be gone:
+        *leftover = spare;                                        // never touch it
+      } else {
+        release_all(spare);
+      }
     }
     return status;
   }
 
  private:
-  // Under mu_: puts the drain's kept spare on the list (or frees it when the
-  // list is full) [LANE-I6].
-  void keep_spare(Spare*& kept) TURNSTILE_REQUIRES(mu_) {
-    if (kept == nullptr) return;
-    if (spare_count_.load() < kMaxSpares) {
-      kept->next_.store(spares_.load());
-      spares_.store(kept);
-      spare_count_.store(spare_count_.load() + 1);
-      kept = nullptr;
-    } else {
-      release_all(kept);
+  // Items taken off the queue by the drain, head to tail [LANE-I7].
+  struct Batch {
+    Item* head = nullptr;
+    Item* tail = nullptr;
+  };
+  // The drain's completed storage, a chain to list in one splice [LANE-I6].
+  struct Kept {
+    Spare* head = nullptr;
+    Spare* tail = nullptr;
+    std::size_t count = 0;
+    void push(Spare* spare) noexcept {
+      spare->next_.store(head);
+      head = spare;
+      if (tail == nullptr) tail = spare;
+      ++count;
     }
+    void release() noexcept {  // no room on the lane's list: freed outside the lock
+      release_all(head);
+      tail = nullptr;
+      count = 0;
+    }
+  };
+
+  // Under mu_: splices the drain's kept storage onto the list when the list has
+  // room (at most kMaxSpares + one step's items); otherwise leaves it for the
+  // caller to free after unlocking [LANE-I6].
+  void list_spares(Kept& kept) TURNSTILE_REQUIRES(mu_) {
+    if (kept.head == nullptr || spare_count_.load() >= kMaxSpares) return;
+    kept.tail->next_.store(spares_.load());
+    spares_.store(kept.head);
+    spare_count_.store(spare_count_.load() + kept.count);
+    kept = Kept{};
   }
 
-  // Unlinks the head; when the queue is empty, stops the drain and sets
+  // Takes the whole queue [LANE-I7]; when it is empty, stops the drain and sets
   // `status` to idle or drained.
-  Item* pop_or_stop(Drain& status, Spare*& kept) {
-    BasicLockGuard<typename Sync::mutex> lock(mu_);
-    keep_spare(kept);
-    Item* item = head_.load();
-    if (item == nullptr) {
-      running_.store(false);                                   // [LANE-I1] the only drain stops
-      status = closed_.load() ? Drain::drained : Drain::idle;  // [LANE-I4]
-      return nullptr;
+  Batch take_or_stop(Drain& status, Kept& kept) {
+    Batch batch;
+    {
+      BasicLockGuard<typename Sync::mutex> lock(mu_);
+      list_spares(kept);
+      batch.head = head_.load();
+      if (batch.head == nullptr) {
+        running_.store(false);                                   // [LANE-I1] the only drain stops
+        status = closed_.load() ? Drain::drained : Drain::idle;  // [LANE-I4]
+      } else {
+        batch.tail = tail_.load();
+        head_.store(nullptr);  // [LANE-I7] later submissions link behind the batch
+        tail_.store(nullptr);
+      }
     }
-    Item* next = item->next_.load();
-    head_.store(next);
-    if (next == nullptr) tail_.store(nullptr);
-    return item;
+    kept.release();
+    return batch;
   }
 
-  // At the end of a step's budget: leaves a queued head for the next step
-  // (status stays more) or, when the queue is empty, stops the drain as
-  // pop_or_stop does, so the last item's awaiter never finds the lane running.
-  Item* stop_if_empty(Drain& status, Spare*& kept) {
-    BasicLockGuard<typename Sync::mutex> lock(mu_);
-    keep_spare(kept);
-    if (head_.load() == nullptr) {
-      running_.store(false);                                   // [LANE-I1]
-      status = closed_.load() ? Drain::drained : Drain::idle;  // [LANE-I4]
+  // At the end of a step's budget with the batch finished: leaves a queued head
+  // for the next step (status stays more) or, when the queue is empty, stops
+  // the drain as take_or_stop does, so the last item's awaiter never finds the
+  // lane running.
+  Batch stop_if_empty(Drain& status, Kept& kept) {
+    {
+      BasicLockGuard<typename Sync::mutex> lock(mu_);
+      list_spares(kept);
+      if (head_.load() == nullptr) {
+        running_.store(false);                                   // [LANE-I1]
+        status = closed_.load() ? Drain::drained : Drain::idle;  // [LANE-I4]
+      }
     }
-    return nullptr;
+    kept.release();
+    return Batch{};
+  }
+
+  // At the end of a step's budget within a batch: its rest goes back to the
+  // front of the queue, ahead of everything submitted since it was taken, so
+  // FIFO holds [LANE-I7] [LANE-I2]. The lane stays running (status more).
+  Batch put_back(Batch rest, Kept& kept) {
+    {
+      BasicLockGuard<typename Sync::mutex> lock(mu_);
+      list_spares(kept);
+      Item* queued = head_.load();
+      rest.tail->next_.store(queued);
+      head_.store(rest.head);
+      if (queued == nullptr) tail_.store(rest.tail);
+    }
+    kept.release();
+    return Batch{};
   }
 
   typename Sync::mutex mu_;
@@ -225,7 +284,8 @@ class BasicLaneCore {
   typename Sync::template var<Item*> tail_ TURNSTILE_GUARDED_BY(mu_){};
   typename Sync::template var<bool> running_ TURNSTILE_GUARDED_BY(mu_){};
   typename Sync::template var<bool> closed_ TURNSTILE_GUARDED_BY(mu_){};
-  // [LANE-I6] spares kept for later submissions: at most kMaxSpares per lane.
+  // [LANE-I6] spares kept for later submissions: the list is spliced onto
+  // only while it holds fewer than kMaxSpares.
   static constexpr std::size_t kMaxSpares = 32;
   typename Sync::template var<Spare*> spares_ TURNSTILE_GUARDED_BY(mu_){};
   typename Sync::template var<std::size_t> spare_count_ TURNSTILE_GUARDED_BY(mu_){};
