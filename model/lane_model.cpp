@@ -14,7 +14,10 @@
 //   LANE-7.6: close() stops accepting, every accepted item runs, then drained is
 //   reported, exactly once; a lane whose close() completed, or whose accepted
 //   items all completed, may be destroyed.
-// Invariants exercised: [LANE-I1]..[LANE-I6].
+// Invariants exercised: [LANE-I1]..[LANE-I7]. The drain takes the whole queue
+// at once [LANE-I7]; with budgets of 1 to 3 and up to three items queued, a
+// batch longer than the step's budget is put back at the front (mutant
+// LANE_BATCH_REST_BEHIND puts it behind: submitters catches it).
 //
 // How the product is modelled:
 //  - A submission that returns accepted_start_drain posts a drain
