@@ -1,5 +1,8 @@
-// lane_recycling_test.cpp: try_post items built in recycled storage
-// ([LANE-I6] in detail/lane_core.hpp): the drain keeps a completed item's
+// lane_recycling_test.cpp: the lane core's throughput mechanisms
+// (detail/lane_core.hpp): try_post items built in recycled storage ([LANE-I6])
+// and drain steps that take the queue whole ([LANE-I7]).
+//
+// Recycled storage: the drain keeps a completed item's
 // storage on the lane's spare list, a later submission takes it back into its
 // thread's slot, and the next try_post on that thread builds its item there.
 // Recycling must change nothing a user can see except the allocations: each
@@ -114,6 +117,39 @@ TEST(LaneRecycling, ALargeCallableIsAllocatedOnItsOwnAndRunsInOrder) {
   }
   ms.run_until_idle();
   EXPECT_EQ(ran, (std::vector<int>{0, 1, 2, 3}));
+  sync_wait(lane.close());
+}
+
+// [LANE-I7] a drain step takes the whole queue but runs at most its budget;
+// the rest goes back to the front, ahead of items submitted meanwhile (here, by
+// one of the batch's own turns, [LANE-7.7], and after the step).
+// spec: [LANE-5.2] [LANE-7.7]
+TEST(LaneBatches, AStepLeavesTheRestOfItsBatchAheadOfLaterSubmissions) {
+  ManualScheduler ms;
+  StateLane lane("batched", ms);
+  std::vector<int> ran;
+  const auto post = [&](int i) {
+    ASSERT_TRUE(lane.try_post([&ran, &lane, i] {
+      ran.push_back(i);
+      if (i == 5) {
+        EXPECT_TRUE(lane.try_post([&ran] { ran.push_back(1000); }));  // queued behind
+      }
+    }));
+  };
+  for (int i = 0; i < 200; ++i) post(i);
+  ASSERT_EQ(ms.ready(), 1u);  // one drain posted
+  ms.run_next(0);             // one step of it
+  const std::size_t first_step = ran.size();
+  EXPECT_GT(first_step, 5u);
+  EXPECT_LT(first_step, 200u);  // a step is bounded: the rest was put back
+  for (int i = 200; i < 210; ++i) post(i);
+  EXPECT_EQ(ms.ready(), 1u);  // the drain reposted itself; no second drain started
+  ms.run_until_idle();
+  std::vector<int> expected;
+  for (int i = 0; i < 200; ++i) expected.push_back(i);
+  expected.push_back(1000);  // submitted after 0..199, before 200..209
+  for (int i = 200; i < 210; ++i) expected.push_back(i);
+  EXPECT_EQ(ran, expected);
   sync_wait(lane.close());
 }
 
