@@ -41,12 +41,15 @@
 //
 // Allocation: run() allocates its item and its Task frame. try_post() of a
 // callable small enough for a spare (the whole item in LaneCore::kSpareBytes,
-// 128 bytes: a callable of up to about 80) builds its item in this thread's
-// spare when it has one: storage of an item the drain completed, kept on the
-// lane's list and taken back by this thread's previous accepted submission
-// ([LANE-I6], detail/lane_core.hpp). On a lane with work queued that is no
-// allocation per item. A thread holds at most one spare (freed at its exit), a
-// lane at most 32 (freed with it); the last item of each drain step is freed.
+// 128 bytes: a callable of up to about 80) builds its item in a spare of this
+// thread's chain when it has one: storage of items a drain completed, kept on
+// the lane's list and taken, the whole list at once, by this thread's last
+// accepted submission, or the last storage of a drain step this thread ran
+// ([LANE-I6], detail/lane_core.hpp, detail/spare_slot.hpp). On a lane with work
+// queued, or a carrier that both posts and drains, that is no allocation per
+// item. A lane keeps a list of about 32 (more while a drain step returns its
+// storage, at most 32 + one step's 64; freed with the lane); a thread's chain is
+// at most what it took from one list, and is freed at the thread's exit.
 //
 // Thread safety: every member may be called from any thread or fiber.
 // Precondition: a lane is destroyed only when no turn is queued or running

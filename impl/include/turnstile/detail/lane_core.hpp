@@ -24,8 +24,8 @@
 //             submission) is on the lane's spare list, under mu_, or on one
 //             thread's own chain; never both, and never while an item in it is
 //             linked or running. The drain keeps an item's storage only after
-//             complete() returned it, and hands it to the list under the next
-//             unlink's lock, while the drain still owns the lane [LANE-I1]; a
+//             complete() returned it, and hands it to the list under its own
+//             next lock, while the drain still owns the lane [LANE-I1]; a
 //             submission whose thread has no spare takes the whole list (the
 //             list is emptied) under the lock that links its item, without
 //             reading the spares themselves, so no cache miss on storage the

@@ -4,8 +4,9 @@
 // A lane's drain keeps the storage of the items it completes on the lane's
 // spare list; a submission on some thread whose slot is empty takes the whole
 // list, under the lock that links its item, into that thread's slot; the
-// thread's next items are built there. Storage allocated on a producer and freed on a carrier defeats the
-// allocator's per-thread caches; a spare goes round between them instead.
+// thread's next items are built there. Storage allocated on a producer and
+// freed on a carrier defeats the allocator's per-thread caches; a spare goes
+// round between them instead.
 // Used by StateLane::try_post (items of callables that fit) and Strand::post
 // (every step), for every BasicLaneCore<StdSync>.
 //
