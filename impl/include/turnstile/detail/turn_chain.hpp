@@ -9,8 +9,9 @@
 // tail pointer; "queued" is a counter, not a structure ([TURN-2.3]).
 //
 // Invariants (cited where maintained):
-//   [CHAIN-I1] attach() swaps the tail under mu_: links form one sequence in
-//              the order attach() took the mutex (arrival order).
+//   [CHAIN-I1] attach() swaps the tail with one atomic exchange: links form
+//              one sequence, in the tail's modification order (arrival order);
+//              each link is some attach()'s `prev` exactly once.
 //   [CHAIN-I2] a link is settled exactly once, after its turn has finished;
 //              its successor's turn starts only after that (the hand-off goes
 //              through the link's completion word, [COMP-I2]/[COMP-I4]), so
@@ -61,17 +62,20 @@ class BasicTurnChain {
   BasicTurnChain() = default;
   BasicTurnChain(const BasicTurnChain&) = delete;
   BasicTurnChain& operator=(const BasicTurnChain&) = delete;
-  ~BasicTurnChain() { Link::release(tail_.load()); }
+  // No attach() runs any more: relaxed (the last attach happens-before this).
+  ~BasicTurnChain() { Link::release(tail_.load(std::memory_order_relaxed)); }
 
   // Makes a new link the tail; returns it (one reference, for the caller's
   // turn) and its predecessor through `prev` (one reference, or null when the
-  // chain was empty). [CHAIN-I1]
+  // chain was empty). Lock-free: one exchange. [CHAIN-I1]
   Link* attach(Link*& prev) {
     Link* mine = new Link;
     mine->retain();  // one for the caller, one held as the tail
-    BasicLockGuard<typename Sync::mutex> lock(mu_);
-    prev = tail_.load();  // the tail's reference passes to the caller
-    tail_.store(mine);
+    // [CHAIN-I1] acq_rel: the release half publishes `mine`'s construction to
+    // the attach() that takes it as its prev; the acquire half pairs with the
+    // release of the exchange that made `prev` the tail. The tail's reference
+    // passes to the caller.
+    prev = tail_.exchange(mine, std::memory_order_acq_rel);
     return mine;
   }
 
@@ -83,8 +87,7 @@ class BasicTurnChain {
   }
 
  private:
-  typename Sync::mutex mu_;
-  typename Sync::template var<Link*> tail_ TURNSTILE_GUARDED_BY(mu_){};  // holds one reference
+  typename Sync::template atomic<Link*> tail_{nullptr};  // holds one reference [CHAIN-I1]
 };
 
 }  // namespace turnstile::detail
