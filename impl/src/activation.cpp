@@ -176,7 +176,7 @@ class ActivationBase::Watchdog final : public detail::TimerEntry, public Runnabl
 
 void ActivationBase::turn_started(RunningTurn& t, const std::string& method,
                                   std::string_view trace_call) {
-  running_.fetch_add(1, std::memory_order_relaxed);
+  bump(running_, +1);  // [TURN-1.2] one writer at a time: see bump()
   t.method = &method;
   t.trace_call = trace_call;
   const auto started = now();
@@ -296,8 +296,8 @@ void ActivationBase::turn_settled(RunningTurn& t) {
     report_slow(*t.method, elapsed);
     if (!t.trace_call.empty()) [[unlikely]] trace_turn("turn.slow", t.trace_call, "by", "settle");
   }
-  completed_.fetch_add(1, std::memory_order_relaxed);
-  running_.fetch_sub(1, std::memory_order_relaxed);
+  bump(completed_, +1);  // [TURN-1.2] one writer at a time: see bump()
+  bump(running_, -1);
 }
 
 void ActivationBase::check_slow_turns() {

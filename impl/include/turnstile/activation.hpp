@@ -232,8 +232,16 @@ class ActivationBase {
     RunningTurn* older = nullptr;  // the running list
     RunningTurn* newer = nullptr;
   };
+  // Both run in the turn's fiber, so on the activation's strand ([TURN-1.2]).
   void turn_started(RunningTurn& t, const std::string& method, std::string_view trace_call = {});
   void turn_settled(RunningTurn& t);
+  // A counter with one writer at a time (running_, completed_): relaxed load
+  // and store; readers on other threads read a value some step left.
+  template <class T>
+  static void bump(std::atomic<T>& counter, int by) noexcept {
+    counter.store(counter.load(std::memory_order_relaxed) + static_cast<T>(by),
+                  std::memory_order_relaxed);
+  }
   // [TRACE-4.3] turn events, called only while the sink is on. trace_call emits
   // turn.call (turn.reentry when `task` is set) and returns the call id.
   std::string trace_call(const std::string& method, bool serial, std::string_view task) const;
@@ -244,6 +252,9 @@ class ActivationBase {
   detail::TurnChain chain_;
   detail::WaitGraph::Lane wait_lane_;  // this activation's serial lane in the wait graph
   std::atomic<std::size_t> queued_{0};   // counters: relaxed, read for reporting only
+  // Written only by turn_started()/turn_settled(), which run as steps of the
+  // activation's strand, one at a time and each ordered after the one before
+  // ([TURN-1.2]): a plain load and store, not a read-modify-write (bump()).
   std::atomic<std::size_t> running_{0};
   std::atomic<std::uint64_t> completed_{0};
   std::atomic<std::uint64_t> slow_{0};
