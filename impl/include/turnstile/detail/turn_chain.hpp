@@ -28,11 +28,10 @@
 // after a holder's use is reported as a data race.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <mutex>
 
 #include "turnstile/detail/completion_core.hpp"
-#include "turnstile/detail/thread_annotations.hpp"
 
 namespace turnstile::detail {
 
