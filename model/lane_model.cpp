@@ -27,8 +27,8 @@
 //    them (drain(marker, budget), again on more) when it reaches its scheduling
 //    point, exactly as a carrier that runs its posted work after the current step.
 //    The budget is 1 or 2 so that Drain::more and the repost are exercised.
-//  - The marker (the product's TurnMarker, an ambient FiberLocal binding of the
-//    drain's fiber) is a per-model-thread Sync::var: enter() sets it to the item,
+//  - The marker (the product's LaneTurnMarker, an ambient FiberLocal binding of
+//    the drain's fiber) is a per-model-thread Sync::var: enter() sets it to the item,
 //    exit() clears it. Each slot is touched only by its own thread.
 //  - Items are heap objects, as the product's are (LaneRun lives in a shared_ptr,
 //    PostItem deletes itself in complete()). In `submitters` complete() posts the
@@ -90,8 +90,8 @@ struct Lane {
 
 class TestItem;
 
-// The product's TurnMarker: installed around each turn, released before the item
-// completes [LANE-I5].
+// The product's LaneTurnMarker (state_lane.cpp): installed around each turn,
+// released before the item completes [LANE-I5].
 class Marker {
  public:
   explicit Marker(Lane& lane) : lane_(lane), self_(rl::thread_index()) {}

@@ -46,9 +46,9 @@ constexpr std::size_t kTurnsPerStep = 64;
 // lane's bare marker frame, built once and shared by all such turns: frames are
 // immutable, so every one of those turns would build the same frame ([FL-5.3]).
 // `bare` is the lane's slot for it, touched only by the running drain [LANE-I1].
-class TurnMarker {
+class LaneTurnMarker {
  public:
-  TurnMarker(const StateLane* lane, FrameRef& bare) noexcept : lane_(lane), bare_(bare) {}
+  LaneTurnMarker(const StateLane* lane, FrameRef& bare) noexcept : lane_(lane), bare_(bare) {}
   void enter(LaneCore::Item* item) {
     auto* queued = static_cast<LaneItem*>(item);
     // The submitter's bindings, this lane as the position and no actor turn:
@@ -182,7 +182,7 @@ void StateLane::trace_refused(const detail::LaneTrace& t, const char* reason) no
 void StateLane::start_drain() { scheduler_.post(drainer_); }  // never inline [RT-2.1]
 
 void StateLane::Drainer::run() noexcept {
-  detail::TurnMarker marker(lane_, lane_->bare_marker_);
+  detail::LaneTurnMarker marker(lane_, lane_->bare_marker_);
   // [LANE-I6] the step's last storage goes to this carrier's slot, if empty
   switch (lane_->core_.drain(marker, detail::kTurnsPerStep, detail::spare_slot_if_empty())) {
     case detail::LaneCore::Drain::more:

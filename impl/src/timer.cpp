@@ -1,5 +1,6 @@
-// timer.cpp: the timer queue (an indexed min-heap), TimerHandle, call_at, the
-// process-wide default timer thread and sleep_for / sleep_until.
+// timer.cpp: the one fire/cancel protocol of every timer entry,
+// RearmableTimer, TimerHandle, call_at, the process-wide default
+// timer thread and sleep_for / sleep_until.
 #include "turnstile/timer.hpp"
 
 #include <utility>
@@ -10,173 +11,80 @@ namespace turnstile {
 
 namespace detail {
 
-// ---------------------------------------------------------------- TimerQueue
+// ------------------------------------------------ the fire/cancel protocol
 
-TimerQueue::~TimerQueue() { drop_all(); }
-
-bool TimerQueue::before(const TimerEntry& a, const TimerEntry& b) noexcept {
-  // [RT-8.3] deadline order, ties in arming order
-  return a.deadline != b.deadline ? a.deadline < b.deadline : a.seq < b.seq;
+bool TimerEntry::try_fire() noexcept {
+  int expected = kDue;
+  // acq_rel / acquire: pairs with the compare-exchange in cancel(); exactly
+  // one of them leaves kDue.
+  return state.compare_exchange_strong(expected, kFired, std::memory_order_acq_rel,
+                                       std::memory_order_acquire);
 }
 
-void TimerQueue::place(std::size_t i, TimerEntryRef e) {
-  e->slot = i;
-  heap_[i] = std::move(e);
-}
-
-void TimerQueue::sift_up(std::size_t i) {
-  TimerEntryRef e = std::move(heap_[i]);
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / 2;
-    if (!before(*e, *heap_[parent])) break;
-    place(i, std::move(heap_[parent]));
-    i = parent;
+TimerEntry::Cancel TimerEntry::cancel() noexcept {
+  if (auto q = queue.lock(); q && q->remove(*this)) return Cancel::removed;  // never due
+  int s = kDue;
+  // acq_rel / acquire: pairs with try_fire()'s compare-exchange.
+  if (state.compare_exchange_strong(s, kCancelled, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
+    discard();  // its posted item will not touch the callback
+    return Cancel::posted;  // posted, not run: its item will do nothing [RT-8.4]
   }
-  place(i, std::move(e));
+  if (s == kCancelled || s == kDropped) return Cancel::earlier;
+  return s == kFired ? Cancel::fired : Cancel::never_armed;
 }
 
-void TimerQueue::sift_down(std::size_t i) {
-  TimerEntryRef e = std::move(heap_[i]);
-  const std::size_t n = heap_.size();
-  for (;;) {
-    std::size_t child = 2 * i + 1;
-    if (child >= n) break;
-    if (child + 1 < n && before(*heap_[child + 1], *heap_[child])) ++child;
-    if (!before(*heap_[child], *e)) break;
-    place(i, std::move(heap_[child]));
-    i = child;
+// ------------------------------------------------------------ RearmableTimer
+
+// Its entry: posted when due, calls the owner back unless disarm() won.
+class RearmableTimer::Entry final : public TimerEntry, public Runnable {
+ public:
+  explicit Entry(RearmableTimer* owner) noexcept : owner_(owner) {}
+  Runnable& make_due(std::shared_ptr<TimerEntry> self) noexcept override {
+    self_ = std::move(self);  // alive until run() [RT-8.2]
+    return *this;
   }
-  place(i, std::move(e));
-}
-
-TimerEntryRef TimerQueue::pop_at(std::size_t i) {
-  TimerEntryRef out = std::move(heap_[i]);
-  out->slot = TimerEntry::kNoSlot;
-  TimerEntryRef last = std::move(heap_.back());
-  heap_.pop_back();
-  if (i < heap_.size()) {
-    TimerEntry* moved = last.get();
-    place(i, std::move(last));
-    sift_up(i);
-    sift_down(moved->slot);  // a no-op when it moved up
+  void run() noexcept override {
+    const std::shared_ptr<TimerEntry> keep = std::exchange(self_, nullptr);
+    // Disarmed while posted: the owner may be gone, touch nothing but this entry.
+    if (!try_fire()) return;
+    owner_->on_fire_();  // the owner waits for it before it goes (disarm() false)
   }
-  return out;
+
+ private:
+  RearmableTimer* const owner_;
+  std::shared_ptr<TimerEntry> self_;  // set when posted, taken by run()
+};
+
+RearmableTimer::RearmableTimer(Scheduler& target, std::function<void()> on_fire)
+    : target_(target), on_fire_(std::move(on_fire)) {}
+
+RearmableTimer::~RearmableTimer() = default;
+
+void RearmableTimer::arm(Scheduler::Clock::time_point deadline) {
+  if (!entry_ || !reusable_) entry_ = std::make_shared<Entry>(this);
+  reusable_ = false;
+  // Not in any queue (new, or taken out by a remove() under the queue's mutex,
+  // which the arm below takes again): plain writes, published by that arm.
+  entry_->state.store(TimerEntry::kArmed, std::memory_order_relaxed);
+  entry_->deadline = deadline;
+  entry_->target = &target_;  // [RT-8.2] its callback runs as an item of the target
+  target_.arm_timer(entry_);
 }
 
-bool TimerQueue::arm(TimerEntryRef e) {
-  {
-    LockGuard lock(mu_);
-    // Written once per queue: an entry re-armed on the same queue (an
-    // activation's watchdog) keeps its reference and costs no reference-count
-    // traffic. (A queue lives as long as its scheduler, which outlives the
-    // entries armed on it, so the address names one queue.)
-    if (e->armed_on != this) {
-      e->queue = weak_from_this();
-      e->armed_on = this;
-    }
-    if (!stopped_) {
-      e->seq = next_seq_++;
-      const TimerEntry* added = e.get();
-      heap_.push_back(nullptr);
-      place(heap_.size() - 1, std::move(e));
-      sift_up(heap_.size() - 1);
-      // Only when the serving thread sleeps past this deadline: a turn's watchdog
-      // armed behind earlier ones wakes nobody. It re-reads the heap under mu_
-      // before it sleeps again, so nothing is missed.
-      if (heap_.front().get() == added && added->deadline < waiting_until_) cv_.notify_one();
+bool RearmableTimer::disarm() noexcept {
+  switch (entry_->cancel()) {
+    case TimerEntry::Cancel::removed:
+      reusable_ = true;  // out of its queue, never posted: armed again next time
       return true;
-    }
-    e->state.store(TimerEntry::kDropped, std::memory_order_relaxed);  // under mu_ [RT-8.5]
-  }
-  e->discard();  // outside the lock, as remove() does
-  return false;
-}
-
-bool TimerQueue::remove(TimerEntry& e) {
-  TimerEntryRef out;
-  {
-    LockGuard lock(mu_);
-    if (e.slot == TimerEntry::kNoSlot || e.slot >= heap_.size() || heap_[e.slot].get() != &e)
-      return false;
-    out = pop_at(e.slot);
-    out->state.store(TimerEntry::kCancelled, std::memory_order_relaxed);  // under mu_ [RT-8.4]
-  }
-  out->discard();  // outside the lock: a callback's destructor may arm timers
-  return true;
-}
-
-void TimerQueue::take_due_locked(Clock::time_point now, std::vector<TimerEntryRef>& out) {
-  while (!heap_.empty() && heap_.front()->deadline <= now) {  // [RT-8.2] never early
-    TimerEntryRef e = pop_at(0);  // [RT-8.3] the earliest, ties by arming order
-    // Relaxed: a canceller reads it after taking mu_ (remove() failed), and the
-    // posted item's runner after the target's queue published the item.
-    e->state.store(TimerEntry::kDue, std::memory_order_relaxed);
-    out.push_back(std::move(e));
-  }
-}
-
-void TimerQueue::take_due(Clock::time_point now, std::vector<TimerEntryRef>& out) {
-  LockGuard lock(mu_);
-  take_due_locked(now, out);
-}
-
-bool TimerQueue::wait_due(std::vector<TimerEntryRef>& out) {
-  UniqueLock lock(mu_);
-  for (;;) {
-    if (stopped_) return false;
-    if (heap_.empty()) {
-      waiting_until_ = Clock::time_point::max();
-      cv_.wait(lock.native());
-      continue;
-    }
-    const Clock::time_point next = heap_.front()->deadline;
-    if (next <= Clock::now()) {
-      take_due_locked(Clock::now(), out);
+    case TimerEntry::Cancel::fired:
+      return false;  // its callback runs now: the owner waits for it
+    default:
+      // Posted and now cancelled (its item does nothing), or dropped with its
+      // scheduler: it never calls back. A fresh entry is armed next time.
+      entry_.reset();
       return true;
-    }
-    waiting_until_ = next;
-    cv_.wait_until(lock.native(), next);  // woken early by arm() of an earlier deadline, or stop()
   }
-}
-
-void TimerQueue::stop() {
-  LockGuard lock(mu_);
-  stopped_ = true;
-  cv_.notify_all();
-}
-
-void TimerQueue::drop_all() {
-  std::vector<TimerEntryRef> dropped;
-  {
-    LockGuard lock(mu_);
-    dropped.swap(heap_);
-    for (const auto& e : dropped) {
-      e->slot = TimerEntry::kNoSlot;
-      e->state.store(TimerEntry::kDropped, std::memory_order_relaxed);  // under mu_ [RT-8.5]
-    }
-  }
-  // Outside the lock: destroying a callback may arm or cancel timers here.
-  for (auto& e : dropped) e->discard();
-}
-
-std::optional<TimerQueue::Clock::time_point> TimerQueue::next_deadline() const {
-  LockGuard lock(mu_);
-  if (heap_.empty()) return std::nullopt;
-  return heap_.front()->deadline;
-}
-
-std::size_t TimerQueue::size() const {
-  LockGuard lock(mu_);
-  return heap_.size();
-}
-
-void post_due(std::vector<TimerEntryRef>& due) {
-  for (auto& e : due) {
-    Scheduler* target = e->target;
-    Runnable& item = e->make_due(e);
-    target->post(item);  // [RT-8.2] posted, never run here
-  }
-  due.clear();
 }
 
 namespace {
@@ -193,12 +101,7 @@ class CallAtEntry final : public TimerEntry, public Runnable {
     // Released as run() returns: the entry (and this item) may be freed then.
     const std::shared_ptr<TimerEntry> keep = std::exchange(self_, nullptr);
     (void)keep;
-    int expected = kDue;
-    // acq_rel / acquire: pairs with the compare-exchange in TimerHandle::cancel;
-    // exactly one of them leaves kDue.
-    if (!state.compare_exchange_strong(expected, kFired, std::memory_order_acq_rel,
-                                       std::memory_order_acquire))
-      return;  // cancelled after it was posted: do nothing [RT-8.4]
+    if (!try_fire()) return;  // cancelled after it was posted: do nothing [RT-8.4]
     try {
       fn_();
     } catch (...) {
@@ -250,19 +153,8 @@ void SleepAwaiter::await_resume() noexcept {
 
 bool TimerHandle::cancel() noexcept {
   if (!entry_) return false;
-  if (auto q = entry_->queue.lock()) {
-    if (q->remove(*entry_)) return true;  // still armed: now it never becomes due
-  }
-  int s = entry_->state.load(std::memory_order_acquire);
-  // acq_rel / acquire: pairs with CallAtEntry::run's compare-exchange.
-  while (s == detail::TimerEntry::kDue) {
-    if (entry_->state.compare_exchange_weak(s, detail::TimerEntry::kCancelled,
-                                            std::memory_order_acq_rel, std::memory_order_acquire)) {
-      entry_->discard();  // its posted item will not touch the callback
-      return true;        // posted, not run: its item will do nothing [RT-8.4]
-    }
-  }
-  return s == detail::TimerEntry::kCancelled || s == detail::TimerEntry::kDropped;
+  const auto r = entry_->cancel();
+  return r != detail::TimerEntry::Cancel::fired && r != detail::TimerEntry::Cancel::never_armed;
 }
 
 bool TimerHandle::pending() const noexcept {

@@ -2,7 +2,7 @@
 // a min-heap of armed entries by (deadline, arming order). One per ThreadPool
 // (served by its timer thread), per ManualScheduler (served by advance()), per
 // sync_wait loop (served by the loop's deadline wait), and one process-wide
-// (the default Scheduler::arm_timer).
+// (the default Scheduler::arm_timer). Implemented in timer_queue.cpp.
 #pragma once
 
 #include <condition_variable>

@@ -135,8 +135,6 @@ std::string take_label_or_id() {
 ScopedFiber::ScopedFiber(std::string_view name) noexcept : previous_(tls_fiber) { tls_fiber = name; }
 ScopedFiber::~ScopedFiber() { tls_fiber = previous_; }
 
-std::string current_fiber_name() { return std::string(fiber_name()); }
-
 std::unique_lock<std::mutex> order_lock() { return std::unique_lock<std::mutex>(order_mu); }
 
 void fl_bind(std::string_view key, const TraceValue& value) noexcept {

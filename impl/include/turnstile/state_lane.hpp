@@ -314,7 +314,7 @@ class StateLane {
   detail::LaneCore core_;
   Drainer drainer_{this};
   // The marker frame of a turn whose submitter has no bindings, built by the
-  // first such turn and shared by the next ones (state_lane.cpp, TurnMarker);
+  // first such turn and shared by the next ones (state_lane.cpp, LaneTurnMarker);
   // touched only by the running drain [LANE-I1].
   detail::FrameRef bare_marker_;
   Event drained_;

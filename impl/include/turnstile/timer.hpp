@@ -54,6 +54,7 @@
 
 #include <chrono>
 #include <coroutine>
+#include <functional>
 #include <memory>
 
 #include "turnstile/fiber.hpp"
@@ -70,6 +71,37 @@ struct SleepEntry final : TimerEntry {
   Runnable& make_due(std::shared_ptr<TimerEntry>) noexcept override { return resume; }
   FiberResume resume;
   std::shared_ptr<TimerEntry> self;  // dropped by the awaiter once resumed
+};
+
+// A timer its one owner arms again and again (an activation's slow-turn
+// watchdog, detail/slow_turn_watch.hpp): at most one arming at a time, each on
+// the fire/cancel protocol of every timer (TimerEntry::try_fire / cancel).
+// When an arming is due, `on_fire` runs as an item of `target` ([RT-8.2]),
+// unless disarm() won. The entry is reused after a disarm that took it out of
+// its queue; a fresh one replaces it otherwise.
+// Thread safety: arm() and disarm() are serialised by the owner (its lock);
+// on_fire runs on `target`, concurrently with them.
+class RearmableTimer {
+ public:
+  RearmableTimer(Scheduler& target, std::function<void()> on_fire);
+  RearmableTimer(const RearmableTimer&) = delete;
+  RearmableTimer& operator=(const RearmableTimer&) = delete;
+  // Precondition: not armed, or the last disarm() returned true, or on_fire
+  // has returned.
+  ~RearmableTimer();
+  // Arms it for `deadline` on the target's clock. Precondition: not armed.
+  void arm(Scheduler::Clock::time_point deadline);
+  // Cancels the arming [RT-8.4]. True: on_fire never runs for it. False:
+  // on_fire has started (it may be running on another thread); the owner
+  // waits for it to return before it frees what on_fire touches.
+  bool disarm() noexcept;
+
+ private:
+  class Entry;
+  Scheduler& target_;
+  const std::function<void()> on_fire_;
+  std::shared_ptr<Entry> entry_;
+  bool reusable_ = false;  // entry_ was taken out of its queue unfired
 };
 
 class SleepAwaiter {

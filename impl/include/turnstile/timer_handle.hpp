@@ -48,6 +48,22 @@ struct TimerEntry {
   // (a callback and its captures) without waiting for the last handle.
   virtual void discard() noexcept {}
 
+  // The one fire/cancel protocol of every timer ([RT-8.4], timer.cpp).
+  // The posted item's side: kDue -> kFired. False: cancel() won, so the item
+  // does nothing (its owner may be gone: touch nothing but this entry).
+  bool try_fire() noexcept;
+  // What cancel() found.
+  enum class Cancel {
+    removed,     // still armed: taken out of its queue, never due (discarded)
+    posted,      // due, its item not run: that item will do nothing (discarded)
+    earlier,     // cancelled before, or dropped with its queue [RT-8.5]
+    fired,       // try_fire() won: the callback started, it may be running now
+    never_armed  // in no queue and never due
+  };
+  // The owner's side, from any thread: the entry never fires after a result
+  // other than `fired` (and `never_armed`, where it was not armed at all).
+  Cancel cancel() noexcept;
+
   std::chrono::steady_clock::time_point deadline{};  // on the arming scheduler's clock [RT-8.1]
   Scheduler* target = nullptr;                       // where the item is posted [RT-8.2]
   // Set by the queue while it holds the entry: guarded by the queue's mutex.

@@ -202,9 +202,6 @@ class ScopedFiber {
  private:
   std::string_view previous_;
 };
-// The trace name of the calling fiber (as emit() would fill it).
-std::string current_fiber_name();
-
 // Serialises emissions that must be ordered with a state change made under it.
 std::unique_lock<std::mutex> order_lock();
 

@@ -1,8 +1,30 @@
 // turnstile/detail/activation_impl.hpp: the template bodies of Activation,
-// TurnContext and TaskContext (included by activation.hpp only).
+// TurnContext and TaskContext (included by activation.hpp only), in the order
+// of a call's life: made (call, as_turn_body, Call, start_call), run
+// (run_turn, publish_snapshot), awaited (await_result); then what a turn's
+// body may use (the contexts, snapshot(), ctx.turn, ctx.task).
 #pragma once
 
+#include "turnstile/detail/turn_trace.hpp"
+
 namespace turnstile {
+
+template <class State>
+Activation<State>::Activation(std::string id, State initial, ActivationOptions options,
+                              Scheduler& scheduler)
+    : ActivationBase(std::move(id), std::move(options), scheduler),
+      state_(std::move(initial)),
+      snapshot_(std::make_shared<Snapshot>(state_)) {}
+
+// ------------------------------------------------------------- a call is made
+
+template <class State>
+template <class F>
+  requires TurnBody<F, State>
+auto Activation<State>::call(std::string method, F body) {
+  const bool serial = !is_interleaved(method);  // [TURN-3.3] the activation decides
+  return start_call(std::move(method), as_turn_body(std::move(body)), serial);
+}
 
 template <class State>
 template <class F>
@@ -20,6 +42,29 @@ auto Activation<State>::as_turn_body(F fn) {
 }
 
 template <class State>
+template <class R, class F>
+struct Activation<State>::Call final : detail::TurnMarker {
+  Call(Activation* a, std::string m, bool serial, F b)
+      : detail::TurnMarker(&a->wait_lane_, &a->id(), std::move(m), serial), body(std::move(b)) {}
+  std::optional<F> body;  // kept alive until the turn settles [TURN-2.2]
+  Promise<R> result;
+  std::string trace_call;     // [TRACE-4.3] empty while the sink is off
+  detail::RunningTurn running;  // [TURN-4.2] its watch while the turn runs
+  detail::TurnChain::Link* prev = nullptr;  // [CHAIN-I2] serial: the link it starts after
+  detail::TurnChain::Link* mine = nullptr;  // serial: its own link, settled as it ends
+  // [CHAIN-I2] A serial call queued behind an unsettled link waits as this
+  // node on the link's completion word; its notify posts the turn's start.
+  struct StartAfter final : detail::Completion::Waiter {
+    Strand* strand = nullptr;
+    Runnable* start = nullptr;  // the turn fiber's start step
+    void notify() noexcept override { strand->post(*start); }  // [RT-4.2] posted
+  } start_after;
+  // Storage of the detail::TurnMarkerFrame built in start_call (owned by its
+  // references, not by this record: see TurnMarkerFrame).
+  alignas(detail::TurnMarkerFrame) std::array<std::byte, sizeof(detail::TurnMarkerFrame)> marker_frame;
+};
+
+template <class State>
 template <class F>
 auto Activation<State>::start_call(std::string method, F body, bool serial,
                                    std::string_view trace_task)
@@ -32,17 +77,14 @@ auto Activation<State>::start_call(std::string method, F body, bool serial,
   std::string traced;
   if (trace::on()) [[unlikely]] {
     order = trace::order_lock();
-    traced = trace_call(method, serial, trace_task);
+    traced = detail::turn_trace::call(id(), method, serial, trace_task);
   }
   // [TURN-7.1] call() always queues: whether this call waits for a turn it is
   // part of is decided where it is awaited (detail::CallWait), not here.
   auto pending = std::make_shared<Call<R, F>>(this, std::move(method), serial, std::move(body));
   std::string fiber;
   if (!traced.empty()) [[unlikely]] {  // the turn is a fiber that sees the caller's bindings
-    fiber = id() + ":" + traced;
-    TraceEvent e("fiber.spawn");
-    e.str("child", fiber).flag("structured", true);
-    trace::emit(e);
+    fiber = detail::turn_trace::turn_fiber(id(), traced);
     pending->trace_call = std::move(traced);
   }
 
@@ -73,6 +115,8 @@ auto Activation<State>::start_call(std::string method, F body, bool serial,
   return await_result<R, F>(std::move(pending));
 }
 
+// ------------------------------------------------------------- the turn runs
+
 template <class State>
 template <class R, class F>
 detail::FiberRoot Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>> call) {
@@ -81,9 +125,10 @@ detail::FiberRoot Activation<State>::run_turn(Activation* self, std::shared_ptr<
   // [CHAIN-I2] started after the previous serial turn settled (start_call).
   if (node.prev != nullptr) detail::TurnChain::Link::release(node.prev);
   if (serial) self->queued_.fetch_sub(1, std::memory_order_relaxed);  // [TURN-2.3]
-  self->turn_started(node.running, node.method, node.trace_call);  // [TURN-4.2] watched from here
+  bump(self->running_, +1);  // [TURN-1.2] one writer at a time: see bump()
+  self->watch_.started(node.running, node.method, node.trace_call);  // [TURN-4.2] watched from here
   detail::wait_graph().started(node);  // [WAIT-I2] holds the serial lane from here
-  if (!node.trace_call.empty()) [[unlikely]] self->trace_turn("turn.start", node.trace_call, nullptr, {});
+  if (!node.trace_call.empty()) [[unlikely]] detail::turn_trace::event("turn.start", self->id(), node.trace_call);
   std::exception_ptr error;
   std::optional<std::conditional_t<std::is_void_v<R>, char, R>> value;
   try {
@@ -108,9 +153,11 @@ detail::FiberRoot Activation<State>::run_turn(Activation* self, std::shared_ptr<
     }
   }
   detail::wait_graph().settled(node);  // [WAIT-I2] before the next serial turn can start
-  self->turn_settled(node.running);
+  self->watch_.settled(node.running);  // [TURN-4.2] reports it here if it was late, unreported
+  bump(self->completed_, +1);          // [TURN-1.2] one writer at a time: see bump()
+  bump(self->running_, -1);
   if (!node.trace_call.empty()) [[unlikely]]  // [TRACE-4.3] before the next turn or the caller
-    self->trace_turn("turn.end", node.trace_call, "outcome", error ? "error" : "ok");
+    detail::turn_trace::event("turn.end", self->id(), node.trace_call, "outcome", error ? "error" : "ok");
   if (serial) detail::TurnChain::settle(node.mine);  // [TURN-1.1] the turn ends as its result settles
   if (error) {
     node.result.set_exception(std::move(error));
@@ -120,6 +167,89 @@ detail::FiberRoot Activation<State>::run_turn(Activation* self, std::shared_ptr<
     node.result.set_value(std::move(*value));
   }
   detail::finish_fiber();  // the fiber's last step; its frame (and `call`) go next
+}
+
+// [TURN-5.3] The copy the last serial turn left, and how many snapshot()
+// handles to it are alive (each handle counts one, dropped by its deleter).
+template <class State>
+struct Activation<State>::Snapshot {
+  explicit Snapshot(const State& s) : state(s) {}
+  std::atomic<std::size_t> readers{0};
+  State state;
+};
+
+template <class State>
+void Activation<State>::publish_snapshot() {
+  if constexpr (std::is_nothrow_copy_assignable_v<State>) {
+    detail::LockGuard lock(snapshot_mu_);
+    // acquire: pairs with the release of each handle's drop. No handle alive
+    // (and none can be made while we hold the lock): overwrite the copy in
+    // place instead of allocating a new one.
+    if (snapshot_->readers.load(std::memory_order_acquire) == 0) {
+      snapshot_->state = state_;
+      return;
+    }
+  }
+  auto copy = std::make_shared<Snapshot>(state_);
+  detail::LockGuard lock(snapshot_mu_);
+  snapshot_ = std::move(copy);
+}
+
+// --------------------------------------------------------- the call is awaited
+
+template <class State>
+template <class R, class F>
+Task<R> Activation<State>::await_result(std::shared_ptr<Call<R, F>> call) {
+  const detail::CallWait wait(*call, call->trace_call);  // throws on a cycle [TURN-7.1]
+  co_return co_await call->result.take();
+}
+
+// ----------------------------------------------- what a turn's body may use
+
+template <class State>
+std::shared_ptr<const State> Activation<State>::snapshot() const {
+  std::shared_ptr<Snapshot> s;
+  {
+    detail::LockGuard lock(snapshot_mu_);
+    s = snapshot_;
+    s->readers.fetch_add(1, std::memory_order_relaxed);  // under the lock: publish sees it
+  }
+  const State* state = &s->state;
+  // cppcheck-suppress cstyleCast ; the deleter lambda's parameter list, not a cast
+  return std::shared_ptr<const State>(state, [s = std::move(s)](const State*) noexcept {
+    // release: this reader's reads of the copy happen-before a publish that
+    // then sees no reader and overwrites it (the acquire in publish_snapshot).
+    s->readers.fetch_sub(1, std::memory_order_release);
+  });
+}
+
+template <class State>
+TaskContext<State>::TaskContext(Activation<State>& a, std::string_view trace_task) noexcept
+    : activation_(&a), trace_task_(trace_task) {}
+
+template <class State>
+std::shared_ptr<const State> TaskContext<State>::snapshot() const {
+  return activation_->snapshot();
+}
+
+template <class State>
+Activation<State>& TaskContext<State>::activation() const noexcept {
+  return *activation_;
+}
+
+template <class State>
+TurnContext<State>::TurnContext(Activation<State>& a, const std::string& method,
+                                std::string_view trace_call) noexcept
+    : TaskContext<State>(a), method_(method), trace_call_(trace_call) {}
+
+template <class State>
+State& TurnContext<State>::state() const noexcept {
+  return this->activation_->state_;
+}
+
+template <class State>
+const std::string& TurnContext<State>::method() const noexcept {
+  return method_;
 }
 
 template <class State>
@@ -148,7 +278,8 @@ void TurnContext<State>::task(F body) const {
              ActivationBase* a;
              ~Finished() { a->task_finished(); }
            } finished{a};
-           if (!task.empty()) [[unlikely]] a->trace_turn("turn.task_start", call, "task", task);
+           if (!task.empty()) [[unlikely]]
+             detail::turn_trace::event("turn.task_start", a->id(), call, "task", task);
            TaskContext<State> tctx(*a, task);
            co_await b(tctx);
          }(this->activation_, std::move(body), std::move(task_id), std::string(trace_call_)));

@@ -1,6 +1,7 @@
 // turnstile/detail/wait_graph.hpp: the wait-for relation between turns, the one
-// algorithm behind the await check of [TURN-7.1] (product: StdSync, in
-// activation.cpp) and model/wait_graph_model.cpp (RelacySync).
+// algorithm behind the await check of [TURN-7.1] (product: StdSync, instantiated
+// in detail/turn_call.hpp and used by CallWait in call_wait.cpp) and
+// model/wait_graph_model.cpp (RelacySync).
 //
 // Nodes are calls (one per `Activation::call`, serial or interleaved). A node
 // is queued until its turn starts, running until its result settles, then

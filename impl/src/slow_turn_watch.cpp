@@ -1,0 +1,124 @@
+// slow_turn_watch.cpp: the running turns of one activation and its one
+// watchdog [TURN-4.2].
+#include "turnstile/detail/slow_turn_watch.hpp"
+
+#include <algorithm>
+
+namespace turnstile::detail {
+
+SlowTurnWatch::SlowTurnWatch(Scheduler& timers, std::chrono::nanoseconds slow_turn,
+                             std::function<Clock::time_point()> clock, SlowTurnReport& report)
+    : timers_(timers),
+      slow_turn_(slow_turn),
+      clock_(std::move(clock)),
+      report_(report),
+      watchdog_(timers, [this] { fired(); }) {}
+
+SlowTurnWatch::Clock::time_point SlowTurnWatch::now() const {
+  return clock_ ? clock_() : timers_.now();  // [TURN-4.2] the scheduler's clock
+}
+
+void SlowTurnWatch::started(RunningTurn& t, const std::string& method,
+                            std::string_view trace_call) {
+  t.method = &method;
+  t.trace_call = trace_call;
+  const auto started = now();
+  LockGuard lock(mu_);
+  t.started = started;
+  t.older = newest_;  // start order: turns start one at a time, on the strand
+  if (newest_ != nullptr) newest_->newer = &t; else oldest_ = &t;
+  newest_ = &t;
+  // [TURN-4.2] a watchdog that needs no user call: armed for this turn unless
+  // it is armed already, for an older turn (whose deadline comes first).
+  if (!armed_) arm(slow_turn_, clock_ ? timers_.now() : started);
+}
+
+// mu_ held: a watchdog that fires at once waits for the lock. Due at the first
+// instant a turn started `after` ago has run *longer* than slow_turn on the
+// scheduler's clock ([TURN-4.2], [RT-8.1]); `base` is that clock's now.
+void SlowTurnWatch::arm(std::chrono::nanoseconds after, Clock::time_point base) {
+  const auto room = Clock::time_point::max() - base;
+  const auto deadline = after >= room ? Clock::time_point::max()
+                                      : base + after + std::chrono::nanoseconds(1);
+  armed_ = true;
+  watchdog_.arm(deadline);
+}
+
+void SlowTurnWatch::take_late(bool hold, std::vector<Late>& out) {
+  const auto t_now = now();
+  for (RunningTurn* t = oldest_; t != nullptr; t = t->newer) {
+    const auto elapsed = t_now - t->started;
+    if (t->reported || elapsed <= slow_turn_) continue;
+    t->reported = true;   // [TURN-4.2] once: the other finders and the settle see it
+    t->reporting = hold;  // the watchdog's report: its settle waits for it to return
+    out.push_back({t, *t->method, elapsed, std::string(t->trace_call)});
+  }
+}
+
+// On the scheduler, as the watchdog's item: reports every running turn that
+// has run longer than slow_turn and was not reported, then re-arms for the
+// oldest turn left to watch.
+void SlowTurnWatch::fired() {
+  UniqueLock lock(mu_);
+  if (!armed_) return;  // not armed (never expected: a disarmed arming never fires)
+  armed_ = false;
+  std::vector<Late> late;
+  take_late(true, late);
+  if (!late.empty()) {
+    lock.unlock();
+    for (const Late& l : late) report_.slow_turn(l.method, l.elapsed, l.call, "watchdog");
+    lock.lock();
+    for (const Late& l : late) l.turn->reporting = false;  // still running: its settle waits
+  }
+  if (!armed_) {
+    // The oldest turn left to watch. An injected clock that lags the
+    // scheduler's makes this look again when the turn may be due by it.
+    for (RunningTurn* t = oldest_; t != nullptr; t = t->newer) {
+      if (t->reported) continue;
+      const auto left = slow_turn_ - (now() - t->started);
+      arm(std::max(left, std::chrono::nanoseconds(0)), timers_.now());
+      break;
+    }
+  }
+  cv_.notify_all();  // reports returned; a last settle may wait for this run
+}
+
+// mu_ held (through `lock`), the last running turn settled: cancel the
+// watchdog [RT-8.4]. If it fires right now, wait for that run: it finds no turn
+// and stands down, after which the watch may be destroyed.
+void SlowTurnWatch::stand_down(UniqueLock& lock) {
+  if (watchdog_.disarm()) {
+    armed_ = false;
+    return;
+  }
+  while (armed_) cv_.wait(lock.native());  // fired() clears it
+}
+
+void SlowTurnWatch::settled(RunningTurn& t) {
+  const auto t_now = now();
+  bool report = false;
+  std::chrono::nanoseconds elapsed{};
+  {
+    UniqueLock lock(mu_);
+    // [TURN-4.2] a report of this turn in progress returns before it settles.
+    while (t.reporting) cv_.wait(lock.native());
+    (t.older != nullptr ? t.older->newer : oldest_) = t.newer;
+    (t.newer != nullptr ? t.newer->older : newest_) = t.older;
+    elapsed = t_now - t.started;
+    report = !t.reported && elapsed > slow_turn_;  // [TURN-4.2] once per turn
+    // [TURN-4.2] [RT-8.4] the last running turn settled: no deadline is left.
+    if (oldest_ == nullptr && armed_) stand_down(lock);
+  }
+  if (report) report_.slow_turn(*t.method, elapsed, t.trace_call, "settle");
+}
+
+void SlowTurnWatch::check() {
+  std::vector<Late> late;
+  {
+    LockGuard lock(mu_);
+    take_late(false, late);
+  }
+  for (const Late& l : late) report_.slow_turn(l.method, l.elapsed, l.call, "check");
+}
+
+}  // namespace turnstile::detail
