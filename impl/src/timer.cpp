@@ -3,6 +3,7 @@
 // timer thread and sleep_for / sleep_until.
 #include "turnstile/timer.hpp"
 
+#include <type_traits>
 #include <utility>
 
 #include "timer_queue.hpp"
@@ -10,6 +11,17 @@
 namespace turnstile {
 
 namespace detail {
+
+static_assert(std::is_same_v<TimerQueue::Clock, Scheduler::Clock>, "one clock type [RT-8.1]");
+
+void post_due(std::vector<TimerEntryRef>& due) {
+  for (auto& e : due) {
+    Scheduler* target = e->target;
+    Runnable& item = e->make_due(e);
+    target->post(item);  // [RT-8.2] posted, never run here
+  }
+  due.clear();
+}
 
 // ------------------------------------------------ the fire/cancel protocol
 

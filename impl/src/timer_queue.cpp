@@ -1,5 +1,5 @@
 // timer_queue.cpp: the timer queue behind every scheduler's timers, an
-// indexed min-heap by (deadline, arming order), and post_due.
+// indexed min-heap by (deadline, arming order).
 #include "timer_queue.hpp"
 
 #include <utility>
@@ -164,15 +164,6 @@ std::optional<TimerQueue::Clock::time_point> TimerQueue::next_deadline() const {
 std::size_t TimerQueue::size() const {
   LockGuard lock(mu_);
   return heap_.size();
-}
-
-void post_due(std::vector<TimerEntryRef>& due) {
-  for (auto& e : due) {
-    Scheduler* target = e->target;
-    Runnable& item = e->make_due(e);
-    target->post(item);  // [RT-8.2] posted, never run here
-  }
-  due.clear();
 }
 
 }  // namespace turnstile::detail

@@ -5,6 +5,7 @@
 // (the default Scheduler::arm_timer). Implemented in timer_queue.cpp.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -13,7 +14,7 @@
 #include <vector>
 
 #include "turnstile/detail/thread_annotations.hpp"
-#include "turnstile/scheduler.hpp"
+#include "turnstile/timer_handle.hpp"
 
 namespace turnstile::detail {
 
@@ -21,7 +22,7 @@ using TimerEntryRef = std::shared_ptr<TimerEntry>;
 
 class TimerQueue : public std::enable_shared_from_this<TimerQueue> {
  public:
-  using Clock = Scheduler::Clock;
+  using Clock = std::chrono::steady_clock;  // Scheduler::Clock (checked in timer.cpp)
 
   TimerQueue() = default;
   TimerQueue(const TimerQueue&) = delete;
@@ -66,7 +67,8 @@ class TimerQueue : public std::enable_shared_from_this<TimerQueue> {
   Clock::time_point waiting_until_ TURNSTILE_GUARDED_BY(mu_) = Clock::time_point::max();
 };
 
-// Posts each due entry's item to its target [RT-8.2]; call without any lock.
+// Posts each due entry's item to its target [RT-8.2]; call without any lock
+// (timer.cpp, beside the entries' items).
 void post_due(std::vector<TimerEntryRef>& due);
 
 }  // namespace turnstile::detail
