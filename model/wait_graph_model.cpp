@@ -1,7 +1,7 @@
 // model/wait_graph_model.cpp: Relacy model of the wait-for relation behind the
 // await check of [TURN-7.1]: turnstile::detail::BasicWaitGraph<RelacySync>, the
 // product's own template (impl/include/turnstile/detail/wait_graph.hpp), the
-// graph that activation.cpp's CallWait consults before a turn awaits a call.
+// graph that call_wait.cpp's CallWait consults before a turn awaits a call.
 //
 // spec: [TURN-7.1]
 //   TURN-7.1: an await that would close a cycle of waits (a turn waiting, through
@@ -10,7 +10,7 @@
 //   is never refused.
 // Invariants exercised: [WAIT-I1]..[WAIT-I4] of detail/wait_graph.hpp.
 //
-// How the product is modelled (detail/activation_impl.hpp run_turn, activation.cpp
+// How the product is modelled (detail/activation_impl.hpp run_turn, call_wait.cpp
 // CallWait):
 //  - A call's node is a CallNode: the product's TurnMarker is a Node plus the
 //    method and activation names, which describe_cycle() reads for every hop of a
