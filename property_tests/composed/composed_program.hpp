@@ -62,7 +62,7 @@
 #include <utility>
 #include <vector>
 
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 
 namespace turnstile::prop::composed {
 
@@ -333,7 +333,7 @@ inline rc::Gen<Program> gen_program(const Mix& mix) {
       });
 }
 
-// A program and its schedule, drawn as one value (schedule.hpp).
+// A program and its schedule, drawn as one value (generated_schedules.hpp).
 using Case = Scheduled<Program>;
 inline rc::Gen<Case> gen_case(const Mix& mix) { return with_schedule(gen_program(mix)); }
 
