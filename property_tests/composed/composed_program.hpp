@@ -4,7 +4,8 @@
 // A program is a set of root fibers, each a block of ops; ops nest. Run by the
 // interpreter (composed_interpreter.hpp, driven by composed_runner.hpp) on one
 // ManualScheduler. The world: A activations a0..a2 (methods "s" serial, "i"
-// interleaved), two StateLanes L0 L1, one BindingTable, two user keys u0 u1, a Channel served by W workers.
+// interleaved), two StateLanes L0 L1, one BindingTable, two user keys u0 u1,
+// a Channel served by W workers.
 //
 // Grammar (`async` blocks are fibers and turn bodies; `plain` blocks are lane
 // items and plain where/run bodies, which cannot suspend):
