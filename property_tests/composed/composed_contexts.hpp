@@ -292,6 +292,21 @@ inline void hand_off(World* w, const Ctx& c, Scope* scope, Await mode, bool is_c
 
 // Makes a call (or a turn(fn)) and awaits it as the op says.
 
+// Awaits a call's or a lane run's Task as its op says: now, at the end of the
+// context's root block (@later), in another fiber (@child, @detached), or
+// never (dropped; the turn or item runs all the same).
+inline Task<> await_as(World* w, Ctx c, Scope* scope, Await how, Pending p) {
+  if (how == Await::Now) {
+    Task<> a = await_pending(w, c, std::move(p));
+    co_await std::move(a);
+  } else if (how == Await::Later) {
+    c.pending->push_back(std::move(p));
+  } else if (how == Await::Child || how == Await::Detached) {
+    const bool is_call = p.k == Pending::K::Call;
+    hand_off(w, c, scope, how, is_call, p.id, std::move(p.call), std::move(p.task));
+  }
+}
+
 // Awaits the table checks nobody awaited (op @never, or from a plain body).
 inline Task<> collector(World* w) {
   for (std::size_t i = 0; i < w->late.size(); ++i) {

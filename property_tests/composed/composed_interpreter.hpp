@@ -52,14 +52,8 @@ inline Task<> do_call(World* w, Ctx c, const Op* op, bool via_turn, Scope* scope
     w->error("reentrancy", c.name + ": call " + Model::cname(id) + " threw at the call: " + e.what());
     co_return;
   }
-  if (op->await == Await::Now) {
-    Task<> a = await_call(w, c, id, std::move(*t));
-    co_await std::move(a);
-  } else if (op->await == Await::Later) {
-    c.pending->push_back(Pending::of_call(id, std::move(*t)));
-  } else if (op->await == Await::Child || op->await == Await::Detached) {
-    hand_off(w, c, scope, op->await, true, id, std::move(t), std::nullopt);
-  }  // Never: dropped; the turn runs all the same
+  Task<> a = await_as(w, c, scope, op->await, Pending::of_call(id, std::move(*t)));
+  co_await std::move(a);  // Never: dropped; the turn runs all the same
 }
 
 // call, turn(fn), ctx.task.
@@ -79,7 +73,7 @@ inline Task<> exec_turn_op(World* w, Ctx c, const Op* op, Scope* scope) {
       co_await std::move(t);
       break;
     }
-    case Kind::Task: {
+    default: {  // Kind::Task: exec_op sends only call, turn and task here
       if (c.turn_ctx == nullptr) {
         w->observe(c, "observe");
         break;
@@ -91,8 +85,6 @@ inline Task<> exec_turn_op(World* w, Ctx c, const Op* op, Scope* scope) {
       });
       break;
     }
-    default:
-      break;
   }
 }
 
@@ -113,14 +105,8 @@ inline Task<> exec_lane_op(World* w, Ctx c, const Op* op, Scope* scope) {
         break;
       }
       if (c.turn >= 0 && op->await != Await::Never) ++w->stats.turn_lane_awaits;
-      if (op->await == Await::Now) {
-        Task<> a = await_lane(w, c, id, std::move(*t));
-        co_await std::move(a);
-      } else if (op->await == Await::Later) {
-        c.pending->push_back(Pending::of_lane(id, std::move(*t)));
-      } else if (op->await == Await::Child || op->await == Await::Detached) {
-        hand_off(w, c, scope, op->await, false, id, std::nullopt, std::move(t));
-      }
+      Task<> a = await_as(w, c, scope, op->await, Pending::of_lane(id, std::move(*t)));
+      co_await std::move(a);
       break;
     }
     case Kind::Post: {
@@ -132,7 +118,7 @@ inline Task<> exec_lane_op(World* w, Ctx c, const Op* op, Scope* scope) {
       }
       break;
     }
-    case Kind::Table: {
+    default: {  // Kind::Table: exec_op sends only run, post and table here
       Task<> t = submit_table(w, c, *op);
       if (op->await == Await::Never) {
         w->late.push_back(std::move(t));
@@ -142,8 +128,6 @@ inline Task<> exec_lane_op(World* w, Ctx c, const Op* op, Scope* scope) {
       }
       break;
     }
-    default:
-      break;
   }
 }
 
@@ -199,7 +183,7 @@ inline Task<> exec_fiber_local_op(World* w, Ctx c, const Op* op, Scope* scope) {
       w->observe(c, "after a run");  // [FL-3.6]
       break;
     }
-    case Kind::Defer: {
+    default: {  // Kind::Defer: exec_op sends only the fiber-local kinds here
       auto slot = std::make_shared<Ctx>();
       const bool bare = op->a == op->b && op->v == op->w;
       std::optional<Task<>> made;
@@ -222,48 +206,55 @@ inline Task<> exec_fiber_local_op(World* w, Ctx c, const Op* op, Scope* scope) {
       c.pending->push_back(std::move(p));
       break;
     }
-    default:
-      break;
   }
 }
 
 // -------------------------------------------------------------- the blocks
 
-inline Task<> exec_op(World* w, Ctx c, const Op* op, Scope* scope) {
-  switch (op->kind) {
+enum class Part { Here, Turns, Lanes, FiberLocal };
+
+// The part of the interpreter that runs an op of kind `k` (a new Kind must be
+// placed here: the switch has no default).
+inline Part part_of(Kind k) {
+  switch (k) {
     case Kind::Observe:
-      w->observe(c, "observe");
-      break;
     case Kind::Yield:
-      co_await yield();
-      w->observe(c, "after a yield");
-      break;
+      return Part::Here;
     case Kind::Call:
     case Kind::Turn:
-    case Kind::Task: {
-      Task<> t = exec_turn_op(w, std::move(c), op, scope);
-      co_await std::move(t);
-      break;
-    }
+    case Kind::Task:
+      return Part::Turns;
     case Kind::Run:
     case Kind::Post:
-    case Kind::Table: {
-      Task<> t = exec_lane_op(w, std::move(c), op, scope);
-      co_await std::move(t);
-      break;
-    }
+    case Kind::Table:
+      return Part::Lanes;
     case Kind::Where:
     case Kind::Spawn:
     case Kind::Detach:
     case Kind::Send:
     case Kind::Capture:
     case Kind::RunSnap:
-    case Kind::Defer: {
-      Task<> t = exec_fiber_local_op(w, std::move(c), op, scope);
-      co_await std::move(t);
-      break;
-    }
+    case Kind::Defer:
+      return Part::FiberLocal;
   }
+  return Part::Here;
+}
+
+inline Task<> exec_op(World* w, Ctx c, const Op* op, Scope* scope) {
+  const Part part = part_of(op->kind);
+  if (part == Part::Here) {
+    if (op->kind == Kind::Yield) {
+      co_await yield();
+      w->observe(c, "after a yield");
+    } else {
+      w->observe(c, "observe");
+    }
+    co_return;
+  }
+  Task<> t = part == Part::Turns   ? exec_turn_op(w, std::move(c), op, scope)
+             : part == Part::Lanes ? exec_lane_op(w, std::move(c), op, scope)
+                                   : exec_fiber_local_op(w, std::move(c), op, scope);
+  co_await std::move(t);
 }
 
 inline Task<> exec_block(World* w, Ctx c, const std::vector<Op>* ops) {
