@@ -1,5 +1,5 @@
 // property_tests/channel_props.cpp: Channel under generated workloads and
-// generated schedules (see channel_scenario.hpp, schedule.hpp).
+// generated schedules (see channel_scenario.hpp, generated_schedules.hpp).
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "channel_scenario.hpp"
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 
 namespace turnstile::prop {
 namespace {

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 #include "turnstile/channel.hpp"
 #include "turnstile/fiber.hpp"
 #include "turnstile/scheduler.hpp"

@@ -10,7 +10,7 @@
 
 #include "channel_scenario.hpp"
 #include "event_scenario.hpp"
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 #include "scope_scenario.hpp"
 
 namespace turnstile::prop {

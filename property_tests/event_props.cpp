@@ -1,5 +1,5 @@
 // property_tests/event_props.cpp: Event::set under generated waiters and
-// generated schedules (see event_scenario.hpp, schedule.hpp).
+// generated schedules (see event_scenario.hpp, generated_schedules.hpp).
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "event_scenario.hpp"
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 
 namespace turnstile::prop {
 namespace {

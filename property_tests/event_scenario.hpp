@@ -1,5 +1,5 @@
 // property_tests/event_scenario.hpp: waiters and a setter around one Event,
-// under a generated schedule, on a TracedScheduler (see schedule.hpp).
+// under a generated schedule, on a TracedScheduler (see generated_schedules.hpp).
 //
 //   waiter i:  yield k times; mark "waiting"; co_await event.wait(); record
 //              which posted item resumed it and whether a set() was running
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 #include "turnstile/completion.hpp"
 #include "turnstile/fiber.hpp"
 #include "turnstile/task.hpp"

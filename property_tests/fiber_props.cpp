@@ -1,5 +1,5 @@
 // property_tests/fiber_props.cpp: fibers hopping between two schedulers with
-// yield() and resume_on(), under generated schedules over both (schedule.hpp,
+// yield() and resume_on(), under generated schedules over both (generated_schedules.hpp,
 // drive over several schedulers).
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 #include "turnstile/fiber.hpp"
 #include "turnstile/task.hpp"
 

@@ -1,12 +1,12 @@
 // property_tests/scope_props.cpp: Scope::join under generated children and
-// generated schedules (see scope_scenario.hpp, schedule.hpp).
+// generated schedules (see scope_scenario.hpp, generated_schedules.hpp).
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
 #include <cstddef>
 #include <vector>
 
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 #include "scope_scenario.hpp"
 
 namespace turnstile::prop {

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 #include "turnstile/fiber.hpp"
 #include "turnstile/scheduler.hpp"
 #include "turnstile/scope.hpp"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 #include "turnstile/turnstile.hpp"
 
 namespace turnstile::prop {

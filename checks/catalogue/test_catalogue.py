@@ -179,7 +179,7 @@ class CleanTree(Fixture):
     def test_write_then_check_passes(self):
         self.generate()
         out = self.assertPasses("--check")
-        self.assertIn("catalogue: 3 rules, 0 pass, 0 fail, 0 missing, 3 untested", out)
+        self.assertIn("catalogue: 3 rules, 0 passed, 0 failed, 0 missing, 3 untested", out)
         self.assertIn("1 withdrawn", out)
 
     def test_catalogue_lists_rules_and_tests_by_file_and_name(self):
@@ -221,14 +221,14 @@ class CleanTree(Fixture):
         self.generate()
         self.write("build/j.xml", junit(ALL_PASS))
         out = self.assertPasses("--junit", "build/j.xml")
-        self.assertIn("catalogue: 3 rules, 3 pass, 0 fail, 0 missing", out)
+        self.assertIn("catalogue: 3 rules, 3 passed, 0 failed, 0 missing", out)
 
     def test_junit_glob_merges_reports(self):
         self.generate()
         self.write("build/a/ctest-junit-unit.xml", junit(ALL_PASS[:4] + ALL_PASS[7:]))
         self.write("build/a/ctest-junit-rest.xml", junit(ALL_PASS[4:7]))
         out = self.assertPasses("--junit", "build/*/ctest-junit-*.xml")
-        self.assertIn("3 pass, 0 fail", out)
+        self.assertIn("3 passed, 0 failed", out)
 
     def test_the_script_keeps_its_exit_codes(self):
         def script(*args):
@@ -368,7 +368,7 @@ class Errors(Fixture):
         self.write("build/j.xml", junit(cases))
         out = self.assertFails(r"DM-1\.2 +second-rule +1/2 FAIL", "--junit", "build/j.xml")
         self.assertIn("error: ctest: test Inst/DemoParam.Works/1 failed", out)
-        self.assertIn("2 pass, 1 fail", out)
+        self.assertIn("2 passed, 1 failed", out)
 
     def test_not_run_in_junit(self):
         self.generate()

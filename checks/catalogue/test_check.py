@@ -47,24 +47,24 @@ class Results(unittest.TestCase):
         self.tests = [self.unit, self.prop, self.shape, self.model, self.static]
 
     def test_names_map_by_form_and_prefix(self):
-        check.attach_results(self.tests, {"Inst/S.N/0": ["pass"], "property.S.N": ["fail"],
-                                          "Shape.Only": ["pass"], "model.demo": ["pass"]}, (), self.d)
-        self.assertEqual(self.unit.results, ["pass"])
-        self.assertEqual(self.prop.results, ["fail"])
-        self.assertEqual(self.shape.results, ["pass"])     # a compile gtest maps by its home, unit
-        self.assertEqual(self.model.results, ["pass"])
+        check.attach_results(self.tests, {"Inst/S.N/0": ["passed"], "property.S.N": ["failed"],
+                                          "Shape.Only": ["passed"], "model.demo": ["passed"]}, (), self.d)
+        self.assertEqual(self.unit.results, ["passed"])
+        self.assertEqual(self.prop.results, ["failed"])
+        self.assertEqual(self.shape.results, ["passed"])     # a compile gtest maps by its home, unit
+        self.assertEqual(self.model.results, ["passed"])
         self.assertEqual(self.d.errors, ["ctest: test property.S.N failed"])
 
     def test_static_assert_takes_its_files_results(self):
-        check.attach_results(self.tests, {"S.N": ["pass"], "Shape.Only": ["pass"]}, (), self.d)
-        self.assertEqual(sorted(self.static.results), ["pass", "pass"])
+        check.attach_results(self.tests, {"S.N": ["passed"], "Shape.Only": ["passed"]}, (), self.d)
+        self.assertEqual(sorted(self.static.results), ["passed", "passed"])
         other = Test("compile", "static_assert(y)", "impl/tests/b_test.cpp", 1, {"DM-1.1": 1}, False,
                      home="unit", static=True)
-        check.attach_results([other], {"S.N": ["pass"]}, (), Diagnostics())
-        self.assertEqual(other.status(True), "notrun")
+        check.attach_results([other], {"S.N": ["passed"]}, (), Diagnostics())
+        self.assertEqual(other.status(True), "not run")
 
     def test_unmapped_unless_ignored(self):
-        check.attach_results(self.tests, {"lane.new": ["pass"], "x.mutant.y": ["pass"]},
+        check.attach_results(self.tests, {"lane.new": ["passed"], "x.mutant.y": ["passed"]},
                              ("*.mutant.*",), self.d)
         self.assertEqual(len(self.d.errors), 1)
         self.assertIn("ctest: test lane.new maps to no `spec:` line", self.d.errors[0])
@@ -97,13 +97,13 @@ class Verdicts(unittest.TestCase):
 
     def test_junit_verdicts(self):
         t = gtest("S.N", ["DM-1.1"])
-        t.results = ["pass"]
-        self.assertEqual(self.evaluate(["unit"], [t], True)[0].verdict, "pass")
-        t.results = ["pass", "fail"]
-        self.assertEqual(self.evaluate(["unit"], [t], True)[0].verdict, "fail")
+        t.results = ["passed"]
+        self.assertEqual(self.evaluate(["unit"], [t], True)[0].verdict, "passed")
+        t.results = ["passed", "failed"]
+        self.assertEqual(self.evaluate(["unit"], [t], True)[0].verdict, "failed")
         t.results = []
         row, d = self.evaluate(["unit"], [t], True)
-        self.assertEqual(row.verdict, "not-run")
+        self.assertEqual(row.verdict, "not run")
         self.assertIn("its required evidence did not run (unit)", d.errors[0])
 
     def test_allowed_missing_kinds(self):

@@ -159,9 +159,53 @@ class Junit(Tree):
             </testsuite>
             """)
         results, files = parse_junit.read_junit(self.root, ["j.xml"], self.diags)
-        self.assertEqual(results, {"a": ["pass"], "b": ["fail"], "c": ["notrun"], "d": ["fail"],
-                                   "e": ["notrun"]})
+        self.assertEqual(results, {"a": ["passed"], "b": ["failed"], "c": ["not run"], "d": ["failed"],
+                                   "e": ["not run"]})
         self.assertEqual(len(files), 1)
+
+    def test_shared_reader_statuses(self):
+        # The one reader of both the catalogue and checks/mutants/mutation-score: every
+        # shape ctest writes maps to passed / failed / not run, with its time and message.
+        self.write("k.xml", """\
+            <testsuite>
+              <testcase name="ran" status="run" time="1.5"/>
+              <testcase name="failed" status="fail" time="2"><failure message="boom"/></testcase>
+              <testcase name="errored"><error message="crash"/></testcase>
+              <testcase name="skipped" status="notrun"><skipped message="SKIP_REGULAR_EXPRESSION"/></testcase>
+              <testcase name="disabled" status="disabled"/>
+              <testcase name="bare" time="x"/>
+              <testcase name="twice" status="run"/>
+              <testcase name="twice" status="fail"/>
+            </testsuite>
+            """)
+        path = os.path.join(self.root, "k.xml")
+        got = parse_junit.read_reports([path], self.diags.error)
+        self.assertEqual({n: [r.status for r in rs] for n, rs in got.items()},
+                         {"ran": ["passed"], "failed": ["failed"], "errored": ["failed"],
+                          "skipped": ["not run"], "disabled": ["not run"], "bare": ["passed"],
+                          "twice": ["passed", "failed"]})
+        self.assertEqual(set(parse_junit.STATUSES), {"passed", "failed", "not run"})
+        self.assertEqual((got["ran"][0].seconds, got["ran"][0].message), (1.5, ""))
+        self.assertEqual((got["failed"][0].seconds, got["failed"][0].message), (2.0, "boom"))
+        self.assertEqual(got["errored"][0].message, "crash")
+        self.assertEqual(got["skipped"][0].message, "SKIP_REGULAR_EXPRESSION")
+        self.assertEqual(got["disabled"][0].message, "disabled")
+        self.assertEqual(got["bare"][0].seconds, 0.0)
+        self.assertEqual(got["ran"][0].report, path)
+        self.assertEqual(self.diags.errors, [])
+
+    def test_mutation_score_reads_with_the_same_reader(self):
+        # mutation_lib takes the newest report's result for a test, in the same words.
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mutants"))
+        from mutation_lib import results
+        self.assertIs(results.read_reports, parse_junit.read_reports)
+        old = os.path.join(self.root, "old.xml")
+        new = os.path.join(self.root, "new.xml")
+        self.write("old.xml", '<testsuite><testcase name="m" status="fail"/></testsuite>')
+        self.write("new.xml", '<testsuite><testcase name="m" status="run"/></testsuite>')
+        os.utime(old, (1000, 1000))
+        os.utime(new, (2000, 2000))
+        self.assertEqual(results.latest_results([new, old])["m"].status, parse_junit.PASSED)
 
     def test_missing_and_unreadable_reports(self):
         self.write("bad.xml", "<testsuite>")

@@ -17,7 +17,7 @@
 #include "turnstile_test/guards.hpp"
 #include "turnstile_test/latch.hpp"
 #include "turnstile_test/outcome.hpp"
-#include "turnstile_test/schedules.hpp"
+#include "turnstile_test/manual_runs.hpp"
 
 // AddressSanitizer (and its leak checker) is on: GCC says __SANITIZE_ADDRESS__,
 // clang 14 only __has_feature(address_sanitizer).

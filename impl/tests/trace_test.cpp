@@ -12,7 +12,7 @@
 
 #include "turnstile/trace.hpp"
 #include "turnstile/turnstile.hpp"
-#include "turnstile_test/schedules.hpp"
+#include "turnstile_test/manual_runs.hpp"
 
 namespace {
 

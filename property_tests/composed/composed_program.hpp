@@ -2,9 +2,10 @@
 // composed suite (all three contracts at once), their printing and generators.
 //
 // A program is a set of root fibers, each a block of ops; ops nest. Run by the
-// interpreter in composed_runner.hpp on one ManualScheduler. The world: A
-// activations a0..a2 (methods "s" serial, "i" interleaved), two StateLanes
-// L0 L1, one BindingTable, two user keys u0 u1, a Channel served by W workers.
+// interpreter (composed_interpreter.hpp, driven by composed_runner.hpp) on one
+// ManualScheduler. The world: A activations a0..a2 (methods "s" serial, "i"
+// interleaved), two StateLanes L0 L1, one BindingTable, two user keys u0 u1,
+// a Channel served by W workers.
 //
 // Grammar (`async` blocks are fibers and turn bodies; `plain` blocks are lane
 // items and plain where/run bodies, which cannot suspend):
@@ -62,7 +63,7 @@
 #include <utility>
 #include <vector>
 
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 
 namespace turnstile::prop::composed {
 
@@ -333,7 +334,7 @@ inline rc::Gen<Program> gen_program(const Mix& mix) {
       });
 }
 
-// A program and its schedule, drawn as one value (schedule.hpp).
+// A program and its schedule, drawn as one value (generated_schedules.hpp).
 using Case = Scheduled<Program>;
 inline rc::Gen<Case> gen_case(const Mix& mix) { return with_schedule(gen_program(mix)); }
 

@@ -4,7 +4,7 @@
 // ctx.task / turn(fn), Channel handoffs of FiberContext snapshots, deferred
 // Tasks and BindingTable calls (composed_program.hpp), runs it on one
 // ManualScheduler under a generated schedule and checks, after every program,
-// every contract at once (composed_runner.hpp):
+// every contract at once (composed_runner.hpp, against composed_model.hpp):
 //   - lane exclusivity and FIFO per lane; serial-turn exclusivity and arrival
 //     order per activation (and the state a serial turn starts from);
 //   - binding restoration and flow (every observation point against the Ctx

@@ -3,7 +3,7 @@
 //
 // Each property generates a program (fl_program.hpp) with its own mix of
 // operations, runs it on two ManualSchedulers under a generated schedule
-// (fl_runner.hpp, schedule.hpp), and compares every read point with the
+// (fl_runner.hpp, generated_schedules.hpp), and compares every read point with the
 // sequential model of binding stacks (fl_model.hpp): the same reads must run,
 // and each must see exactly what the model says. The mixes differ so that each
 // property exercises its rule often; RC_CLASSIFY shows how often the schedule
@@ -18,7 +18,7 @@
 #include "fl_model.hpp"
 #include "fl_program.hpp"
 #include "fl_runner.hpp"
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 
 namespace turnstile::prop::fl {
 namespace {

@@ -44,7 +44,7 @@
 #include <utility>
 #include <vector>
 
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 
 namespace turnstile::prop::fl {
 
@@ -305,7 +305,7 @@ inline rc::Gen<Scenario> gen_scenario(const Mix& mix) {
   });
 }
 
-// A scenario and its schedule, drawn as one value (schedule.hpp).
+// A scenario and its schedule, drawn as one value (generated_schedules.hpp).
 using Case = Scheduled<Scenario>;
 inline rc::Gen<Case> gen_case(const Mix& mix) { return with_schedule(gen_scenario(mix)); }
 

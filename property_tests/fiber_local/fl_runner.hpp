@@ -35,7 +35,7 @@
 
 #include "fl_model.hpp"
 #include "fl_program.hpp"
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 #include "turnstile/channel.hpp"
 #include "turnstile/fiber.hpp"
 #include "turnstile/fiber_local.hpp"

@@ -1,6 +1,6 @@
 // property_tests/lane/lane_props.cpp: the state lane (spec/state-lane.md)
 // under generated workloads and generated schedules (lane_scenario.hpp,
-// schedule.hpp), against a sequential model.
+// generated_schedules.hpp), against a sequential model.
 //
 // Every property runs the same scenario and judges one part of what the
 // callers recorded; each also asserts that the run reached quiescence with
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "lane_scenario.hpp"
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 
 namespace turnstile::prop::lane {
 namespace {

@@ -47,7 +47,7 @@
 #include <utility>
 #include <vector>
 
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 #include "turnstile/fiber.hpp"
 #include "turnstile/scheduler.hpp"
 #include "turnstile/state_lane.hpp"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 #include "turnstile/turnstile.hpp"
 
 namespace turnstile::prop::turns {

@@ -1,6 +1,6 @@
 // property_tests/turns/turns_props.cpp: actor turns (spec/turns.md) under
 // generated mixes of serial and interleaved calls with awaits inside their
-// bodies, and generated schedules (turns_scenario.hpp, schedule.hpp), against a
+// bodies, and generated schedules (turns_scenario.hpp, generated_schedules.hpp), against a
 // sequential model.
 //
 // Every property runs the same scenario and judges one part of what the turns
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 #include "turns_scenario.hpp"
 
 namespace turnstile::prop::turns {

@@ -42,7 +42,7 @@
 #include <utility>
 #include <vector>
 
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 #include "turnstile/activation.hpp"
 #include "turnstile/completion.hpp"
 #include "turnstile/fiber.hpp"

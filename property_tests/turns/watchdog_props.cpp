@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "schedule.hpp"
+#include "generated_schedules.hpp"
 #include "turnstile/turnstile.hpp"
 
 namespace turnstile::prop::turns {

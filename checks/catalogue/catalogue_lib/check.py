@@ -10,6 +10,7 @@ import os
 import re
 
 from .model import KIND_ROOTS, KINDS, Cell, Row
+from .parse_junit import FAILED, NOT_RUN, PASSED
 
 GTEST_NAME_FORMS = (
     re.compile(r"^(?:\w+/)?(\w+)\.(\w+)(?:/.*)?$"),   # Suite.Name, Inst/Suite.Name/Param
@@ -71,7 +72,7 @@ def attach_results(tests, results, ignored, diags):
         if t.static:
             t.results = list(by_file.get(t.file, []))
     for name in sorted(results):
-        if "fail" in results[name]:
+        if FAILED in results[name]:
             diags.error("ctest", f"test {name} failed")
     for name in unmapped:
         if any(fnmatch.fnmatchcase(name, g) for g in ignored):
@@ -103,14 +104,14 @@ def evaluate(contracts, tests, have_junit, allow_missing, root):
                     state = "missing" if req else "none"
                 else:
                     sts = [t.status(have_junit) for t in ts]
-                    if "fail" in sts:
-                        state = "fail"
+                    if FAILED in sts:
+                        state = FAILED
                     elif not have_junit:
                         state = "untested"
-                    elif "pass" in sts:
-                        state = "pass"
+                    elif PASSED in sts:
+                        state = PASSED
                     else:
-                        state = "notrun"
+                        state = NOT_RUN
                 cell = Cell(k, req, ts, state)
                 if state == "missing":
                     cell.allowed = (k in allow_missing or f"{c.prefix}:{k}" in allow_missing
@@ -124,15 +125,15 @@ def verdict(rule, cells, have_junit):
     states = [cells[k].state for k in KINDS]
     if rule.withdrawn:
         return "withdrawn"
-    if "fail" in states:
-        return "fail"
+    if FAILED in states:
+        return FAILED
     if "missing" in states:
         return "missing"
     if not have_junit:
         return "untested"
-    if any(cells[k].required and cells[k].state != "pass" for k in KINDS):
-        return "not-run"
-    return "pass"
+    if any(cells[k].required and cells[k].state != PASSED for k in KINDS):
+        return NOT_RUN
+    return PASSED
 
 
 def check_rows(rows, have_junit, root, diags):
@@ -150,10 +151,10 @@ def check_rows(rows, have_junit, root, diags):
                            for k in soft})
             diags.warn(where, f"rule [{row.rule.id}] {row.rule.slug}: no {'/'.join(soft)} test yet "
                        f"(allowed: {', '.join(whys)})")
-        if have_junit and row.verdict == "not-run":
+        if have_junit and row.verdict == NOT_RUN:
             diags.error(where, f"rule [{row.rule.id}]: its required evidence did not run ("
                         + ", ".join(k for k in KINDS
-                                    if row.cells[k].required and row.cells[k].state != "pass")
+                                    if row.cells[k].required and row.cells[k].state != PASSED)
                         + "): no JUnit result for its tests")
 
 
@@ -198,14 +199,14 @@ def check_staleness(committed, generated, diags):
 
 
 def summarize(rows, n_tests):
-    """The summary line's counts: `catalogue: N rules, P pass, ...; T tests`."""
+    """The summary line's counts: `catalogue: N rules, P passed, ...; T tests`."""
     active = [r for r in rows if not r.rule.withdrawn]
     count = {v: sum(1 for r in active if r.verdict == v)
-             for v in ("pass", "fail", "missing", "not-run", "untested")}
-    summary = (f"catalogue: {len(active)} rules, {count['pass']} pass, {count['fail']} fail, "
+             for v in (PASSED, FAILED, "missing", NOT_RUN, "untested")}
+    summary = (f"catalogue: {len(active)} rules, {count[PASSED]} passed, {count[FAILED]} failed, "
                f"{count['missing']} missing")
-    if count["not-run"]:
-        summary += f", {count['not-run']} not-run"
+    if count[NOT_RUN]:
+        summary += f", {count[NOT_RUN]} not run"
     if count["untested"]:
         summary += f", {count['untested']} untested (no --junit)"
     withdrawn = len(rows) - len(active)

@@ -2,6 +2,8 @@
 
 from dataclasses import dataclass, field
 
+from .parse_junit import FAILED, NOT_RUN, PASSED
+
 # Kinds of evidence, in the order of the catalogue's columns. `compile` is a check
 # the compiler makes (a test whose only checks are static_asserts, a `static_assert`
 # with a `spec:` line, a compile-fail case): it proves a shape, not runtime behaviour.
@@ -77,16 +79,16 @@ class Test:
     case: str = ""
     home: str = ""       # the kind of the directory it lives in (HOMES); ctest names follow it
     static: bool = False  # a static_assert outside any test: it ran when its file's tests ran
-    results: list = field(default_factory=list)  # junit statuses: pass / fail / notrun
+    results: list = field(default_factory=list)  # junit statuses: passed / failed / not run
 
     def status(self, have_junit):
         if not have_junit:
             return "untested"
-        if "fail" in self.results:
-            return "fail"
-        if "pass" in self.results:
-            return "pass"
-        return "notrun"
+        if FAILED in self.results:
+            return FAILED
+        if PASSED in self.results:
+            return PASSED
+        return NOT_RUN
 
     def key(self):
         """The order of tests in a cell: by file and name, so moving a test within its
@@ -99,7 +101,7 @@ class Cell:
     kind: str
     required: bool
     tests: list
-    state: str      # none | missing | pass | fail | notrun | untested
+    state: str      # none | missing | passed | failed | not run | untested
     allowed: bool = False   # a missing kind that is allowed (not an error)
 
 
@@ -107,7 +109,7 @@ class Cell:
 class Row:
     rule: Rule
     cells: dict
-    verdict: str    # pass | fail | missing | not-run | untested | withdrawn
+    verdict: str    # passed | failed | missing | not run | untested | withdrawn
 
 
 class Diagnostics:

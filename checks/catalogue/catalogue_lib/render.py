@@ -9,6 +9,7 @@ it byte-identical.
 import os
 
 from .model import KINDS
+from .parse_junit import FAILED, PASSED
 
 KIND_WIDTH = 11
 
@@ -95,8 +96,8 @@ def cell_text(cell, have_junit):
         return "-" if not cell.tests else ""
     if cell.state == "missing":
         return "MISSING" + ("*" if cell.allowed else "")
-    passed = sum(1 for t in cell.tests if t.status(have_junit) == "pass")
-    failed = sum(1 for t in cell.tests if t.status(have_junit) == "fail")
+    passed = sum(1 for t in cell.tests if t.status(have_junit) == PASSED)
+    failed = sum(1 for t in cell.tests if t.status(have_junit) == FAILED)
     if not have_junit:
         s = f"{n}"
     elif failed:

@@ -12,7 +12,7 @@
 
 #include "turnstile/turnstile.hpp"
 #include "turnstile_test/outcome.hpp"
-#include "turnstile_test/schedules.hpp"
+#include "turnstile_test/manual_runs.hpp"
 
 // GCC 12 note. GCC 12.2 destroys twice a prvalue argument that is an
 // aggregate or a lambda closure with a non-trivially-destructible member (a

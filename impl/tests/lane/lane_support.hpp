@@ -13,7 +13,7 @@
 #include "turnstile/turnstile.hpp"
 #include "turnstile_test/latch.hpp"
 #include "turnstile_test/outcome.hpp"
-#include "turnstile_test/schedules.hpp"
+#include "turnstile_test/manual_runs.hpp"
 #include "turnstile_test/threads.hpp"
 
 namespace lt {

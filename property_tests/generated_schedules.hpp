@@ -1,5 +1,6 @@
-// property_tests/schedule.hpp: schedules as generated data, for every property
-// suite over ManualScheduler (runtime, lane, fiber-local, turns).
+// property_tests/generated_schedules.hpp: schedules as generated data, for every property
+// suite over ManualScheduler (runtime, lane, fiber-local, turns). (The unit tests'
+// seeded and bit-mask runs of a ManualScheduler are turnstile_test/manual_runs.hpp.)
 //
 // A schedule is a std::vector<std::size_t> of choices. drive() consumes it one
 // choice per step: while something is ready it runs run_next(choice % ready()),

@@ -1,4 +1,6 @@
-// turnstile_test/schedules.hpp: driving a ManualScheduler by chosen schedules.
+// turnstile_test/manual_runs.hpp: runs of a ManualScheduler to idle, by chosen schedules
+// (a seeded Lcg, a replayed list, a bit mask). (The property suites' schedules as
+// RapidCheck-generated data are property_tests/generated_schedules.hpp.)
 //
 // - Lcg: a small deterministic generator for schedule choices (no std::random
 //   distributions: their output differs between standard libraries).
