@@ -52,7 +52,7 @@ FiberRoot run_fiber(Task<> task, FiberDone on_done) {
     error = std::current_exception();
   }
   on_done(error);  // runs as the fiber's last step, with its context current
-  current_fiber()->home->fiber_finished();
+  finish_fiber();
 }
 }  // namespace
 
@@ -136,7 +136,14 @@ Runnable& prepare_fiber(Scheduler& s, FiberRoot root, FrameRef ctx, std::string 
   return p;
 }
 
-void finish_fiber() noexcept { current_fiber()->home->fiber_finished(); }
+void finish_fiber() noexcept {
+  // [FL-5.6] [FL-5.1] The fiber's chain is released here, its slot and the
+  // cached head emptied first, not later with the coroutine frame (the cache
+  // would still point at the frames being freed): a value destructor that
+  // reads a FiberLocal then finds it unbound, never walks a freed frame.
+  { const FrameRef last = exchange_context(FrameRef()); }
+  current_fiber()->home->fiber_finished();
+}
 
 std::string trace_spawn(bool structured) {
   std::string child = trace::take_label_or_id();

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <string>
 
 #include "turnstile/detail/spare_slot.hpp"
 #include "turnstile/trace.hpp"
@@ -218,29 +219,49 @@ void StateLane::set_error_handler(ErrorHandler h) {
   handler_ = std::move(h);
 }
 
+namespace {
+// The message of an exception: what() of a std::exception, else a fixed text.
+std::string describe(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    return ex.what();
+  } catch (...) {
+    return "a non-standard exception";
+  }
+}
+}  // namespace
+
 void StateLane::report_error(const std::exception_ptr& e) noexcept {
   ErrorHandler h;
   {
     detail::LockGuard lock(handler_mu_);
     h = handler_;
   }
+  std::string handler_error;
   if (h) {
     try {
       h(*this, e);
       return;
     } catch (...) {
-      std::fprintf(stderr, "turnstile: the error handler of StateLane '%s' threw\n",
-                   name_.c_str());
+      handler_error = describe(std::current_exception());
     }
   }
+  // [LANE-7.5] one line: the lane, the work's error and, when the handler threw,
+  // that it did and its message.
   try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& ex) {
-    std::fprintf(stderr, "turnstile: StateLane '%s': posted work threw: %s\n", name_.c_str(),
-                 ex.what());
-  } catch (...) {
-    std::fprintf(stderr, "turnstile: StateLane '%s': posted work threw a non-standard exception\n",
-                 name_.c_str());
+    const std::string work_error = describe(e);
+    if (!h) {
+      std::fprintf(stderr, "turnstile: StateLane '%s': posted work threw: %s\n", name_.c_str(),
+                   work_error.c_str());
+    } else {
+      std::fprintf(stderr,
+                   "turnstile: StateLane '%s': posted work threw: %s; its error handler threw: "
+                   "%s\n",
+                   name_.c_str(), work_error.c_str(), handler_error.c_str());
+    }
+  } catch (...) {  // no memory for the message: the lane's name alone
+    std::fprintf(stderr, "turnstile: StateLane '%s': posted work threw\n", name_.c_str());
   }
 }
 

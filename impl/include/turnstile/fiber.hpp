@@ -181,7 +181,10 @@ void start_fiber(Scheduler& s, Task<> task, FrameRef ctx, FiberDone on_done,
 // when the fiber may start: never inline ([RT-3.3]).
 Runnable& prepare_fiber(Scheduler& s, FiberRoot root, FrameRef ctx,
                         std::string trace_name = {}) noexcept;
-// The last statement of such a root: tells the fiber's home it finished.
+// The last statement of such a root: releases the fiber's binding chain (its
+// slot and the thread's cached head are emptied first, so a destructor run by
+// that release sees no binding, never a frame being freed, [FL-5.1]), then tells
+// the fiber's home it finished.
 void finish_fiber() noexcept;
 // [TRACE-4.3] emits fiber.spawn for a new child and returns its trace name
 // (the pending trace label, or a fresh id). Call only while trace::on().
@@ -197,8 +200,11 @@ void report_unhandled(const std::exception_ptr& error, const char* where) noexce
 void detach(Scheduler& s, Task<> task);
 
 // Replaces the handler called with an exception that escaped a detached fiber
-// (or a lane's fire-and-forget work without its own handler). Returns the
-// previous one. Thread-safe.
+// ([RT-3.5], where = "a detached fiber") or a call_at callback (where = "a timer
+// callback"); by default, and when the handler itself throws, one line on
+// stderr. A StateLane's try_post work never comes here: its exceptions go to
+// the lane's own error handler, whose default writes the lane's line
+// ([LANE-7.5]). Returns the previous handler. Thread-safe.
 using UnhandledExceptionHandler = std::function<void(std::exception_ptr, const char* where)>;
 UnhandledExceptionHandler set_unhandled_exception_handler(UnhandledExceptionHandler h);
 

@@ -176,7 +176,11 @@ class ManualScheduler final : public Scheduler {
   std::size_t advance(Clock::duration d);
   // advance(tp - now()) when tp is later than now(), else advance(0ns).
   std::size_t advance_to(Clock::time_point tp);
-  // Timers armed and not yet due, cancelled or dropped.
+  // Timers still waiting in this scheduler's queue for an advance: armed, and
+  // not yet posted by an advance, cancelled or dropped. A timer whose deadline
+  // has already passed (armed for a past instant, or left behind when time was
+  // not advanced) counts until the next advance posts it ([RT-8.3]); a posted
+  // callback or sleep no longer counts, whether or not its item has run yet.
   std::size_t timers() const;
   // The earliest armed deadline, if any.
   std::optional<Clock::time_point> next_deadline() const;

@@ -194,7 +194,9 @@ template <class F>
 // with the awaiting fiber's context, as Scope::spawn does) when awaited, waits
 // for all of them, and returns their results in argument order as a tuple
 // (std::monostate for a Task<void>). When any failed, the first failure is
-// rethrown once all have finished and the other results are dropped ([RT-5.6]).
+// rethrown once all have finished and the other results are dropped: first in
+// time (the child that finished first with an exception), not in argument
+// order ([RT-5.6]).
 // Lazy like every Task: nothing starts before the co_await.
 template <class... Ts>
 [[nodiscard]] Task<std::tuple<detail::when_all_value_t<Ts>...>> when_all(Task<Ts>... tasks) {

@@ -234,7 +234,9 @@ class StateLane {
   bool is_closed();
 
   // Replaces the handler for exceptions thrown by try_post work (default: one
-  // line on stderr naming the lane and the error).
+  // line on stderr naming the lane and the error). A handler that throws gets
+  // that line instead, with "; its error handler threw: <message>" appended:
+  // still one line ([LANE-7.5]).
   void set_error_handler(ErrorHandler h);
 
  private:
