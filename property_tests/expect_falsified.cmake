@@ -14,37 +14,15 @@
 # through a freed pointer). Then a sanitizer report during the filtered property
 # also counts as caught, and says so; the property's own verdict on that mutant
 # is what the unsanitized presets check.
-foreach(var EXE FILTER)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "expect_falsified.cmake: -D${var}=... is required")
-  endif()
-endforeach()
 if(NOT DEFINED MIN_SHRINKS)
   set(MIN_SHRINKS 0)
 endif()
 if(DEFINED RC_PARAMS)
   set(ENV{RC_PARAMS} "${RC_PARAMS}")
 endif()
-# A falsified case is often one that never reached quiescence (a hang, or an
-# activation left with turns queued); the scenarios then leak their world on
-# purpose rather than destroy it (which would stop the process by design). So
-# under AddressSanitizer leak detection is off for the mutant run; any other
-# sanitizer report still means "not caught".
-if(DEFINED ENV{ASAN_OPTIONS} AND NOT "$ENV{ASAN_OPTIONS}" STREQUAL "")
-  set(ENV{ASAN_OPTIONS} "$ENV{ASAN_OPTIONS}:detect_leaks=0")
-else()
-  set(ENV{ASAN_OPTIONS} "detect_leaks=0")
-endif()
-
-execute_process(
-  COMMAND "${EXE}" "--gtest_filter=${FILTER}" --gtest_color=no
-  RESULT_VARIABLE status
-  OUTPUT_VARIABLE out
-  ERROR_VARIABLE err)
-message("${out}")
-if(NOT err STREQUAL "")
-  message("--- stderr ---\n${err}")
-endif()
+# Runs the filtered property with leak detection off (a falsified case often never
+# reached quiescence and leaks its world on purpose); sets status, out, err.
+include(${CMAKE_CURRENT_LIST_DIR}/../checks/mutants/run_filtered_test.cmake)
 
 set(problems "")
 if(NOT status STREQUAL "1")
