@@ -24,21 +24,18 @@
 // inline: [LANE-5.3], with its consequences on the trace: its turn opens inside
 // the dispatcher's ([LANE-5.1]), ahead of an item queued before it
 // ([LANE-5.2]), and the dispatcher continues inside its own turn ([LANE-5.6]).
-#include <gtest/gtest.h>
+#include "peer_trace.hpp"
 
-#include <unistd.h>
+#include <gtest/gtest.h>
 
 #include <asio.hpp>
 
 #include <atomic>
-#include <cstdio>
 #include <filesystem>
 #include <functional>
-#include <fstream>
 #include <future>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,37 +48,14 @@ using nlohmann::json;
 
 thread_local std::string t_fiber = "main";  // the emitting thread's fiber id
 
-// A JSON Lines trace with seq assigned under one lock.
-class Trace {
+// The shared trace (peer_trace.hpp), each event on the emitting thread's fiber.
+class Trace : public turnstile_peers::PeerTrace {
  public:
-  explicit Trace(const std::string& scenario) {
-    lines_.push_back(json{{"seq", 1}, {"ev", "trace"}, {"format", 1},
-                          {"impl", std::string("asio::strand (asio ") + std::to_string(ASIO_VERSION) + ")"},
-                          {"scenario", scenario}}.dump());
-  }
-  std::mutex& mu() { return mu_; }
+  explicit Trace(const std::string& scenario)
+      : PeerTrace(std::string("asio::strand (asio ") + std::to_string(ASIO_VERSION) + ")", scenario) {}
   // Caller holds mu().
-  void emit_locked(const std::string& ev, json fields) {
-    fields["seq"] = lines_.size() + 1;
-    fields["ev"] = ev;
-    fields["fiber"] = t_fiber;
-    lines_.push_back(fields.dump());
-  }
-  void emit(const std::string& ev, json fields) {
-    std::lock_guard lock(mu_);
-    emit_locked(ev, std::move(fields));
-  }
-  std::string finish(const std::filesystem::path& file) {
-    std::lock_guard lock(mu_);
-    lines_.push_back(json{{"seq", lines_.size() + 1}, {"ev", "end"}, {"status", "quiescent"}}.dump());
-    std::ofstream out(file, std::ios::binary);
-    for (const auto& l : lines_) out << l << "\n";
-    return file.string();
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::string> lines_;
+  void emit_locked(const std::string& ev, json fields) { PeerTrace::emit_locked(t_fiber, ev, std::move(fields)); }
+  void emit(const std::string& ev, json fields) { PeerTrace::emit(t_fiber, ev, std::move(fields)); }
 };
 
 json item(const std::string& id) { return json{{"lane", "L0"}, {"item", id}}; }
@@ -132,30 +106,9 @@ void start_io(asio::io_context& io, std::vector<std::thread>& threads, int n) {
     });
 }
 
-struct Verdict {
-  int exit = -1;
-  std::vector<json> violations;
-};
-
-Verdict oracle_check(const std::string& trace_file) {
-  const std::string cmd = std::string("'") + TURNSTILE_ORACLE_EXE + "' check --json '" + trace_file + "'";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (p != nullptr && std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
-  const int status = p != nullptr ? pclose(p) : -1;
-  Verdict v;
-  v.exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  const json doc = json::parse(out, nullptr, false);
-  if (doc.is_object() && doc.contains("traces"))
-    for (const auto& t : doc["traces"])
-      for (const auto& x : t.value("violations", json::array())) v.violations.push_back(x);
-  return v;
-}
-
-std::filesystem::path temp(const std::string& name) {
-  return std::filesystem::path(::testing::TempDir()) / (std::to_string(getpid()) + "_" + name);
-}
+using turnstile_peers::oracle_check;
+using turnstile_peers::Verdict;
+std::filesystem::path temp(const std::string& name) { return turnstile_peers::temp_trace(name); }
 
 // spec: [LANE-5.1] [LANE-5.2] [LANE-5.6] [TRACE-1.1]
 TEST(AsioStrandPeer, PostsAndOutsideDispatchesKeepOneTurnAtATimeAndFifo) {

@@ -18,6 +18,11 @@
 // settled and every lane is idle; a harness that waits longer than `timeoutMs`
 // (by `clock`, Date.now unless a test injects one) writes `end` with status
 // "timeout".
+//
+// `surfaces` (optional) swaps the implementation behind the harness: another
+// StateLane class, or FiberLocal/FiberContext/spawn/detach, with the same
+// surface (checks/conformance/peers/node/ puts real npm libraries there). The
+// default is this port's own.
 import { als, makeStore, MAIN_FIBER } from './context.mjs';
 import { Tracer } from './trace.mjs';
 import { FiberLocal, FiberContext, spawn, detach, runRoot } from './fiber_local.mjs';
@@ -60,9 +65,12 @@ export function unsupportedReason(sc) {
 const immediate = () => new Promise((r) => setImmediate(r));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+export const PORT_SURFACES = Object.freeze({ StateLane, FiberLocal, FiberContext, spawn, detach });
+
 class Execution {
-  constructor(sc) {
+  constructor(sc, surfaces) {
     this.sc = sc;
+    this.impl = surfaces;
     this.lanes = new Map();
     this.keys = new Map();
     this.ctxs = new Map();
@@ -79,7 +87,7 @@ class Execution {
   key(op) {
     let k = this.keys.get(op.key);
     if (!k) {  // a key the scenario did not list: still usable
-      k = new FiberLocal(op.key);
+      k = new this.impl.FiberLocal(op.key);
       this.keys.set(op.key, k);
     }
     return k;
@@ -130,10 +138,10 @@ class Execution {
         this.key(op).tryGet({ op: op.id });
         return true;
       case 'detach':
-        this.track(detach(op.fiber, () => this.ops(op.body)), op);
+        this.track(this.impl.detach(op.fiber, () => this.ops(op.body)), op);
         return true;
       case 'capture':
-        this.ctxs.set(op.ctx, FiberContext.capture({ id: op.ctx }));
+        this.ctxs.set(op.ctx, this.impl.FiberContext.capture({ id: op.ctx }));
         return true;
       default:
         return false;
@@ -169,7 +177,7 @@ class Execution {
         }
         return;
       case 'spawn':
-        children.push(spawn(op.fiber, () => this.ops(op.body)).then(() => {}, (e) => this.absorb(e, op)));
+        children.push(this.impl.spawn(op.fiber, () => this.ops(op.body)).then(() => {}, (e) => this.absorb(e, op)));
         return;
       case 'install': {
         const ctx = this.ctxs.get(op.ctx);
@@ -221,7 +229,7 @@ class Execution {
         return;
       }
       case 'spawn':
-        this.track(spawn(op.fiber, () => this.ops(op.body)), op);
+        this.track(this.impl.spawn(op.fiber, () => this.ops(op.body)), op);
         return;
       case 'yield':
         throw new Error(`op ${op.id}: 'yield' inside a lane turn`);
@@ -235,17 +243,17 @@ class Execution {
 
 // Executes `sc` and returns { id, trace, status, problems }. `clock` (ms) decides
 // the timeout; a test injects one to make "gives up" deterministic.
-export async function executeScenario(sc, { timeoutMs = 5000, impl, clock = Date.now } = {}) {
+export async function executeScenario(sc, { timeoutMs = 5000, impl, clock = Date.now, surfaces = {} } = {}) {
   const tracer = new Tracer({ scenario: sc.scenario, impl });
-  const ex = new Execution(sc);
+  const ex = new Execution(sc, { ...PORT_SURFACES, ...surfaces });
   als.run(makeStore(MAIN_FIBER, null, tracer), () => {
     for (const name of sc.lanes ?? []) {
-      const lane = new StateLane(name);
+      const lane = new ex.impl.StateLane(name);
       // The trace records a posted turn's error; only a harness error is kept.
       lane.setErrorHandler((l, e) => ex.absorb(e, { id: `a post on ${name}` }));
       ex.lanes.set(name, lane);
     }
-    for (const name of sc.keys ?? []) ex.keys.set(name, new FiberLocal(name));
+    for (const name of sc.keys ?? []) ex.keys.set(name, new ex.impl.FiberLocal(name));
     for (const f of sc.fibers ?? []) {
       ex.track(runRoot(f.fiber, tracer, () => ex.ops(f.ops)), { id: f.fiber });
     }
