@@ -46,6 +46,8 @@ endif()
 run_step(configure ${CMAKE_COMMAND} ${configure_args})
 run_step(build ${CMAKE_COMMAND} --build "${consumer_build}")
 run_step(run "${consumer_build}/turnstile_consumer")
+# README's "Model-check your own program", against turnstile::testing as installed.
+run_step(run-explore "${consumer_build}/turnstile_consumer_explore")
 
 # The oracle is its own install component: installing it alone gives the binary
 # and nothing of the library.

@@ -174,13 +174,47 @@ void ManualScheduler::run_next(std::size_t i) {
   item->run();
 }
 
+std::size_t ManualScheduler::choose_next() {
+  return chooser_ == nullptr ? 0 : chooser_->choose(ready());
+}
+
 std::size_t ManualScheduler::run_until_idle() {
   std::size_t n = 0;
   while (ready() > 0) {
-    run_next(0);
+    run_next(choose_next());
     ++n;
   }
   return n;
+}
+
+std::size_t ManualScheduler::run_until_quiescent() {
+  std::size_t n = 0;
+  for (;;) {
+    if (ready() == 0) {
+      const auto next = next_deadline();
+      if (!next) return n;  // nothing ready, nothing armed: quiescent
+      advance_to(*next);    // [RT-8.3] posts what is due, in deadline order
+      continue;
+    }
+    run_next(choose_next());
+    ++n;
+  }
+}
+
+ManualScheduler::Chooser* ManualScheduler::set_chooser(Chooser* chooser) noexcept {
+  return std::exchange(chooser_, chooser);
+}
+
+std::size_t ManualScheduler::fibers() const noexcept {
+  return live_fibers_.load(std::memory_order_acquire);  // pairs with fiber_finished's acq_rel
+}
+
+void ManualScheduler::fiber_started() noexcept {
+  live_fibers_.fetch_add(1, std::memory_order_relaxed);  // ordered by the post of its start
+}
+
+void ManualScheduler::fiber_finished() noexcept {
+  live_fibers_.fetch_sub(1, std::memory_order_acq_rel);  // pairs with fibers()
 }
 
 void ManualScheduler::block_until(detail::BlockingLatch& latch) {
@@ -189,7 +223,7 @@ void ManualScheduler::block_until(detail::BlockingLatch& latch) {
       throw FrameworkContextError(
           "sync_wait on a ManualScheduler: nothing is ready and the task has not completed, so "
           "it can never complete [RT-6.3]");
-    run_next(0);
+    run_next(choose_next());
   }
 }
 

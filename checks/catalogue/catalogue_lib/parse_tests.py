@@ -1,7 +1,8 @@
 """Parse the test sources: every piece of evidence, keyed by its file and its name.
 
 - A gtest or RapidCheck test (`TEST`, `TEST_F`, `TEST_P`, `TYPED_TEST[_P]`,
-  `RC_GTEST_[FIXTURE_]PROP`) is `Suite.Name`; its rules are the `spec:` lines in the
+  `RC_GTEST_[FIXTURE_]PROP`, the testing module's `TURNSTILE_EXPLORE_TEST`) is
+  `Suite.Name`; its rules are the `spec:` lines in the
   comment lines directly above it. Its kind is its directory's (model.KIND_ROOTS),
   or `compile` when its body checks only with `static_assert` (no gtest or
   RapidCheck assertion): a compile-time check is not evidence of runtime behaviour.
@@ -25,7 +26,8 @@ SPEC_LINE_RE = re.compile(r"^\s*(?://+|#+|/\*+|\*+)\s*spec\s*:(.*)$")
 CTEST_LINE_RE = re.compile(r"^\s*(?://+|#+|/\*+|\*+)\s*ctest\s*:(.*)$")
 BRACKET_RE = re.compile(r"\[([^\]\s]+)\]")
 GTEST_RE = re.compile(
-    r"^[ \t]*(TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P|RC_GTEST_PROP|RC_GTEST_FIXTURE_PROP)"
+    r"^[ \t]*(TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P|RC_GTEST_PROP|RC_GTEST_FIXTURE_PROP"
+    r"|TURNSTILE_EXPLORE_TEST)"
     r"\s*\(\s*(\w+)\s*,\s*(\w+)",
     re.M,
 )

@@ -195,12 +195,47 @@ class ManualScheduler final : public Scheduler {
   // Items run so far (a step counter for traces and schedules).
   std::size_t steps() const noexcept { return steps_; }
 
+  // Runs items until none is ready and no timer is armed: whenever nothing is
+  // ready and a timer is armed, it first moves the clock to the earliest
+  // deadline (advance_to(*next_deadline()), which posts every timer due then).
+  // Returns how many items ran. Fibers still suspended then wait for something
+  // no item and no timer will ever do: fibers() counts them.
+  std::size_t run_until_quiescent();
+
+  // Who picks the next item in the loops: run_until_idle(), run_until_quiescent()
+  // and block_until() (sync_wait(manual, task)). With no chooser installed (the
+  // default) they run the oldest item; with one, the index it returns. run_next(i)
+  // called directly is never affected. The testing module's explorer installs one
+  // for each run (turnstile/testing/explore.hpp, [EXP-1.2]).
+  class Chooser {
+   public:
+    // Called before every item one of the loops runs, also when only one is
+    // ready; returns the index (below `ready`, which is at least 1) of the item
+    // to run. May throw: the exception leaves the loop before anything runs.
+    virtual std::size_t choose(std::size_t ready) = 0;
+
+   protected:
+    ~Chooser() = default;
+  };
+  // Installs `chooser` (null: the oldest first again) and returns the previous
+  // one. Call it from the driving thread, outside the loops; the chooser must
+  // outlive its installation.
+  Chooser* set_chooser(Chooser* chooser) noexcept;
+
+  // Fibers whose home is this scheduler (started by detach, Scope::spawn or
+  // sync_wait(manual, task) on it) that have not finished yet.
+  std::size_t fibers() const noexcept;
+  void fiber_started() noexcept override;
+  void fiber_finished() noexcept override;
+
   // sync_wait(manual, task) drives this scheduler on the calling thread until
   // the task completes; if nothing is ready and the task is not done, it can
   // never complete, and FrameworkContextError says so instead of hanging.
   void block_until(detail::BlockingLatch& latch) override;
 
  private:
+  std::size_t choose_next();
+
   mutable detail::Mutex mu_;
   std::deque<Runnable*> ready_ TURNSTILE_GUARDED_BY(mu_);
   std::size_t steps_ = 0;  // written under mu_ by the one driving thread, read by it
@@ -209,6 +244,12 @@ class ManualScheduler final : public Scheduler {
   // reader that sees a time also sees what advance() did before moving to it.
   std::atomic<Clock::rep> now_{0};
   std::shared_ptr<detail::TimerQueue> timers_;
+  Chooser* chooser_ = nullptr;  // the driving thread's only
+  // Started minus finished fibers homed here: incremented relaxed (a new fiber
+  // is counted before its start is posted), decremented acq_rel by the fiber's
+  // last step, paired with the acquire load in fibers(), so a driver that reads
+  // zero also sees everything those fibers did.
+  std::atomic<std::size_t> live_fibers_{0};
 };
 
 // The process-wide pool every constructor that takes an optional Scheduler
