@@ -9,7 +9,8 @@
 #include <map>
 
 #include "corpus_support.hpp"
-#include "oracle/scenario.hpp"
+#include "oracle/pipeline.hpp"
+#include "oracle/scenario/scenario.hpp"
 
 namespace turnstile::oracle::testing {
 namespace {
