@@ -51,6 +51,7 @@ void LaneChecker::on_event(const Event& e) {
       if (lane.close_requested == 0) lane.close_requested = n;
       return;
     case EventKind::kLaneDrained: return drained(lane, n);
+    case EventKind::kLaneCloseReturned: return close_returned(lane, e);
     case EventKind::kLaneSubmit: return submit(lane, e, e.str("item"));
     default: break;
   }

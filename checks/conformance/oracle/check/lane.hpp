@@ -70,6 +70,7 @@ class LaneChecker : public Checker {
   void turn_end(Lane& lane, const Event& e, const std::string& id, Item& item);
   void resumed(const Lane& lane, const Event& e, const std::string& id, Item& item);
   void drained(Lane& lane, std::size_t n);
+  void close_returned(const Lane& lane, const Event& e);
 
   Report& r_;
   std::map<std::string, Lane> lanes_;  // nodes are stable: Lane& and Lane* stay valid

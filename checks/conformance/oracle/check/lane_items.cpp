@@ -195,4 +195,26 @@ void LaneChecker::drained(Lane& lane, std::size_t n) {
   if (lane.drained == 0) lane.drained = n;
 }
 
+// The closer's side of the drain: `lane.close_returned` (optional, on the
+// fiber whose await of close() resumed) comes after the lane's `lane.drained`.
+void LaneChecker::close_returned(const Lane& lane, const Event& e) {
+  const std::size_t n = e.line;
+  const std::string& name = lane.name;
+  if (lane.close_requested == 0) {  // [LANE-7.6] a close returns only after it was requested
+    r_.add("LANE-7.6", {n}, "close() of lane " + q(name) + " returned on fiber " + q(e.fiber) +
+                                " without a close request");
+    return;
+  }
+  if (lane.drained != 0) return;  // [LANE-7.6] close() completes once everything accepted has run
+  std::vector<std::size_t> lines{lane.close_requested, n};
+  const std::string* pending = nullptr;  // the first accepted item still to finish, for the message
+  for (const auto& id : lane.open) { lines.push_back(lane.items.at(id).start); if (!pending) pending = &id; }
+  for (const auto& id : lane.queue) { lines.push_back(lane.items.at(id).answer); if (!pending) pending = &id; }
+  std::sort(lines.begin(), lines.end());
+  r_.add("LANE-7.6", lines, "close() of lane " + q(name) + " returned on fiber " + q(e.fiber) +
+                               " before the lane drained" +
+                               (pending == nullptr ? std::string()
+                                                   : " (accepted item " + q(*pending) + " had not finished its turn)"));
+}
+
 }  // namespace turnstile::oracle::detail

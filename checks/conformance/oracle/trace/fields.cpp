@@ -43,6 +43,7 @@ const std::vector<EventSpec>& event_specs() {
         {"outcome", K::kEnum, true, {"ok", "error"}}}},
       {"lane.close_requested", EventKind::kLaneCloseRequested, true, {{"lane", K::kId, true, {}}}},
       {"lane.drained", EventKind::kLaneDrained, true, {{"lane", K::kId, true, {}}}},
+      {"lane.close_returned", EventKind::kLaneCloseReturned, true, {{"lane", K::kId, true, {}}}},
       // 1.2 fiber-local events
       {"fiber.spawn", EventKind::kFiberSpawn, true, {{"child", K::kId, true, {}}, {"structured", K::kBool, true, {}}}},
       {"fl.bind", EventKind::kFlBind, true, {{"key", K::kId, true, {}}, {"value", K::kValue, true, {}}}},
