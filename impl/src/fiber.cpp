@@ -205,4 +205,11 @@ void ResumeOn::await_suspend(std::coroutine_handle<> h) {
   resume_.post();
 }
 
+// The trace reads and fills the running fiber's name through this hook
+// (declared in trace.hpp), so the trace module includes no fiber header.
+std::string* trace::detail::current_fiber_trace_name() noexcept {
+  turnstile::detail::FiberState* f = turnstile::detail::current_fiber();
+  return f == nullptr ? nullptr : &f->trace_name;
+}
+
 }  // namespace turnstile

@@ -6,9 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <ostream>
+#include <string>
 #include <thread>
-
-#include "turnstile/fiber.hpp"
 
 namespace turnstile {
 
@@ -42,10 +41,10 @@ std::string_view thread_name() {
 // The calling fiber's trace name; a fiber without one gets "fiber:N" now.
 std::string_view fiber_name() {
   if (!tls_fiber.empty()) return tls_fiber;
-  turnstile::detail::FiberState* f = turnstile::detail::current_fiber();
-  if (f == nullptr) return thread_name();
-  if (f->trace_name.empty()) f->trace_name = numbered("fiber:", next_counter);
-  return f->trace_name;
+  std::string* name = trace::detail::current_fiber_trace_name();  // fiber.cpp
+  if (name == nullptr) return thread_name();
+  if (name->empty()) *name = numbered("fiber:", next_counter);
+  return *name;
 }
 
 void write_json_string(std::ostream& out, std::string_view s) {

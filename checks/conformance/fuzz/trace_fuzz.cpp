@@ -17,9 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "oracle/check.hpp"
-#include "oracle/stream.hpp"
-#include "oracle/trace.hpp"
+#include "oracle/check/trace_checker.hpp"
+#include "oracle/pipeline.hpp"
+#include "oracle/trace/reader.hpp"
 
 namespace {
 

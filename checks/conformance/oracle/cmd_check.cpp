@@ -12,12 +12,12 @@
 #include <tuple>
 #include <vector>
 
-#include "oracle/check.hpp"
+#include "oracle/check/rules.hpp"
+#include "oracle/check/trace_checker.hpp"
 #include "oracle/commands.hpp"
-#include "oracle/rules.hpp"
-#include "oracle/scenario.hpp"
-#include "oracle/stream.hpp"
-#include "oracle/trace.hpp"
+#include "oracle/pipeline.hpp"
+#include "oracle/scenario/scenario.hpp"
+#include "oracle/trace/reader.hpp"
 
 namespace turnstile::oracle {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "oracle/commands.hpp"
-#include "oracle/runner.hpp"
-#include "oracle/scenario.hpp"
+#include "oracle/run/runner.hpp"
+#include "oracle/scenario/scenario.hpp"
 
 namespace turnstile::oracle {
 

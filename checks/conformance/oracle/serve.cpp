@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "oracle/check.hpp"
+#include "oracle/check/rules.hpp"
+#include "oracle/check/trace_checker.hpp"
 #include "oracle/commands.hpp"
-#include "oracle/rules.hpp"
-#include "oracle/scenario.hpp"
-#include "oracle/stream.hpp"
-#include "oracle/trace.hpp"
+#include "oracle/pipeline.hpp"
+#include "oracle/scenario/scenario.hpp"
+#include "oracle/trace/reader.hpp"
 
 namespace turnstile::oracle {
 
@@ -20,6 +20,7 @@ namespace {
 
 using nlohmann::json;
 
+constexpr int kServeProtocol = 1;  // spec/trace-format.md section 3
 constexpr const char* kOracleVersion = "turnstile-oracle 0.1";
 
 struct RequestError {

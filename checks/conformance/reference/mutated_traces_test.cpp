@@ -174,6 +174,24 @@ bool refuse_at_the_call(Lines& l) {
   return false;
 }
 
+// The closer's fiber reports its close() returned (`lane.close_returned`)
+// right after its close request, or, `after_drain`, right after the lane's
+// `lane.drained` (where a conforming close returns). False when no close of
+// the trace is followed by its lane's drain.
+bool close_returns(Lines& l, bool after_drain) {
+  for (std::size_t i = 0; i < l.size(); ++i) {
+    if (l[i]["ev"] != "lane.close_requested") continue;
+    for (std::size_t j = i + 1; j < l.size(); ++j) {
+      if (l[j]["ev"] != "lane.drained" || l[j]["lane"] != l[i]["lane"]) continue;
+      const json returned = {{"seq", 0}, {"ev", "lane.close_returned"}, {"fiber", l[i]["fiber"]}, {"lane", l[i]["lane"]}};
+      l.insert(l.begin() + static_cast<long>(after_drain ? j : i) + 1, returned);
+      return true;
+    }
+  }
+  return false;
+}
+bool close_returns_early(Lines& l) { return close_returns(l, false); }
+
 // A restore (outside any install) dropped where a later read of that key on
 // that fiber would see it.
 bool drop_restore(Lines& l) {
@@ -251,6 +269,29 @@ TEST(MutatedTraces, OverlappedLaneTurnsAreRejected) { always_rejected({"lane", o
 
 // spec: [TRACE-5.1] [LANE-5.3]
 TEST(MutatedTraces, AcceptedReentrantRunIsRejected) { always_rejected({"lane", accept_reentrant, "LANE-5.3"}, 50); }
+
+// spec: [TRACE-5.1] [LANE-7.6]
+TEST(MutatedTraces, CloseReturnedBeforeTheDrainIsRejected) {
+  always_rejected({"lane", close_returns_early, "LANE-7.6"}, 50);
+}
+
+// The same traces with the close returning after the drain pass: the optional
+// event is checked, not presumed wrong.
+// spec: [TRACE-5.1] [LANE-7.6]
+TEST(MutatedTraces, CloseReturnedAfterTheDrainPasses) {
+  std::size_t applied = 0;
+  for (const json& doc : generate_scenarios(606, 300, {"lane"})) {
+    Lines l = lines_of(run_scenario(reference::as_scenario(doc), RunOptions{1, 0}));
+    if (!close_returns(l, true)) continue;
+    ++applied;
+    const std::string text = text_of(l);
+    auto parsed = parse_trace_text(text, "with close_returned");
+    ASSERT_TRUE(std::holds_alternative<Trace>(parsed)) << std::get<InputError>(parsed).to_string();
+    const auto vs = check_trace(std::get<Trace>(parsed));
+    ASSERT_TRUE(vs.empty()) << reference::describe(vs) << text;
+  }
+  EXPECT_GE(applied, 50u);
+}
 
 // spec: [TRACE-5.1] [TURN-3.1] [TURN-5.2]
 TEST(MutatedTraces, OverlappedSerialTurnsAreRejected) {

@@ -13,10 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "oracle/check.hpp"
-#include "oracle/runner.hpp"
-#include "oracle/scenario.hpp"
-#include "oracle/trace.hpp"
+#include "oracle/check/trace_checker.hpp"
+#include "oracle/run/runner.hpp"
+#include "oracle/scenario/expectations.hpp"
+#include "oracle/scenario/scenario.hpp"
+#include "oracle/trace/reader.hpp"
 
 namespace reference {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "corpus_support.hpp"
-#include "oracle/rules.hpp"
+#include "oracle/check/rules.hpp"
 
 namespace turnstile::oracle::testing {
 namespace {

@@ -12,8 +12,8 @@
 
 #include <gtest/gtest.h>
 
-#include "oracle/check.hpp"
-#include "oracle/trace.hpp"
+#include "oracle/check/trace_checker.hpp"
+#include "oracle/trace/reader.hpp"
 
 namespace turnstile::oracle::testing {
 

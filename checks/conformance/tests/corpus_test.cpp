@@ -9,7 +9,8 @@
 #include <map>
 
 #include "corpus_support.hpp"
-#include "oracle/scenario.hpp"
+#include "oracle/pipeline.hpp"
+#include "oracle/scenario/scenario.hpp"
 
 namespace turnstile::oracle::testing {
 namespace {
@@ -196,6 +197,16 @@ TEST(BadTraceCorpus, CloseThatNeverDrainedIsReported) {
   EXPECT_NE(v[0].message.find("'a' (never started)"), std::string::npos) << v[0].message;
 }
 
+// The closer's side of the drain: a close() that returns before its lane
+// drained (a shutdown not awaiting termination) is reported at its return.
+// spec: [LANE-7.6]
+TEST(BadTraceCorpus, CloseReturnedBeforeTheDrainIsReported) {
+  const auto v = bad_violations("LANE-7.6.close-returned-before-drain");
+  ASSERT_EQ(v.size(), 1u) << describe(v);
+  EXPECT_EQ(v[0].lines, (std::vector<std::size_t>{3, 4, 5}));
+  EXPECT_NE(v[0].message.find("accepted item 'a'"), std::string::npos) << v[0].message;
+}
+
 // Finding 3: a bind never restored is reported at a quiescent end, not at a
 // timeout (the fiber may still be inside its `where`).
 // spec: [FL-3.1]
@@ -249,6 +260,10 @@ TEST(GoodTraceCorpus, ReentrantRunRefusedAndCompletionInsideTurnEntersLater) {
 
 // spec: [LANE-7.4] [LANE-7.6]
 TEST(GoodTraceCorpus, PostRacingCloseMayBeAccepted) { expect_good("lane-post-races-close"); }
+
+// Every await of close() returns after the drain, a close after it at once.
+// spec: [LANE-7.6]
+TEST(GoodTraceCorpus, CloseReturnsAfterTheDrain) { expect_good("lane-close-returns-after-drain"); }
 
 // spec: [TURN-3.2] [TURN-3.1]
 TEST(GoodTraceCorpus, InterleavedTurnOverlapsSerialTurn) { expect_good("turns-interleaved-overlap"); }

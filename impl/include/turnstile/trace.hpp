@@ -155,6 +155,10 @@ class JsonLinesTraceSink final : public TraceSink {
 namespace trace {
 namespace detail {
 extern std::atomic<TraceSink*> g_sink;
+// The trace-name slot of the fiber whose step runs on this thread, or null on
+// a plain thread. Defined by fiber.cpp (a fiber owns its name; emit() names an
+// unnamed fiber "fiber:N" on its first event, through this slot).
+std::string* current_fiber_trace_name() noexcept;
 }  // namespace detail
 
 // The off path of every emission point: one relaxed load and a branch. Relaxed

@@ -20,7 +20,8 @@
 //   --known-failures F    rule IDs the port does not meet yet, reported apart
 //                         (default: known-failures.txt next to this file)
 //   --plant-bug B         plant a bug in the port: fifo | reentrancy | restore |
-//                         install-marker | capture-marker (lib/bugs.mjs)
+//                         install-marker | capture-marker | close-before-drain
+//                         (lib/bugs.mjs)
 //   --expect-rule R[,R]   mutant mode: succeed only if the oracle reports one
 //                         of these rules as a new failure (known failures off)
 //   --timeout-ms T        give up on a scenario after T ms (end status timeout)

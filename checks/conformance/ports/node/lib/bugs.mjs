@@ -12,7 +12,10 @@
 //   capture-marker  a FiberContext captured in a lane turn carries the
 //               marker out of it: a run() of that lane under it, after
 //               the turn, is refused as reentrant                     -> [LANE-8.7] [FL-3.8]
-export const BUGS = ['fifo', 'reentrancy', 'restore', 'install-marker', 'capture-marker'];
+//   close-before-drain  close() resolves at once, before the lane has run
+//               what it accepted: the closer goes on early            -> [LANE-7.6]
+export const BUGS = ['fifo', 'reentrancy', 'restore', 'install-marker', 'capture-marker',
+                     'close-before-drain'];
 
 const planted = new Set();
 

@@ -178,6 +178,7 @@ export class StateLane {
   }
 
   // Stops accepting now; settles once everything accepted has run [LANE-7.6].
+  // The awaiter reports its return (`lane.close_returned`) where it resumes.
   close() {
     emit('lane.close_requested', { lane: this.#name });
     if (!this.#closed) {
@@ -185,8 +186,14 @@ export class StateLane {
       this.#drained = new Promise((resolve) => { this.#resolveDrained = resolve; });
       if (this.isIdle()) this.#markDrained();  // idle: drained at once
     }
-    const drained = this.#drained;
-    return (async () => { await drained; })();
+    // mutant (close-before-drain): [LANE-7.6] the promise settles at once, not
+    // after the drain (a shutdown that does not await termination); planted only.
+    const drained = isPlanted('close-before-drain') ? Promise.resolve() : this.#drained;
+    const lane = this.#name;
+    return (async () => {
+      await drained;
+      emit('lane.close_returned', { lane });
+    })();
   }
 
   #nextItem() {

@@ -17,6 +17,7 @@ const EVENTS = {
   'lane.resumed': { lane: ID, item: ID, outcome: ['ok', 'error'] },
   'lane.close_requested': { lane: ID },
   'lane.drained': { lane: ID },
+  'lane.close_returned': { lane: ID },
   'fiber.spawn': { child: ID, structured: BOOL },
   'fl.bind': { key: ID, value: JSONV },
   'fl.restore': { key: ID },
@@ -169,6 +170,9 @@ export function checkTrace(events) {
         l.drained = e;
         break;
       }
+      case 'lane.close_returned':
+        if (!lane(e.lane).drained) bad('LANE-7.6', [e.line], 'close returned before the lane drained');
+        break;
       case 'fiber.spawn': {
         const parent = stackOf(e.fiber);
         fibers.set(e.child, [{ chain: e.structured ? parent[parent.length - 1].chain : null, kind: 'base' }]);

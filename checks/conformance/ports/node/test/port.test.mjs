@@ -182,7 +182,7 @@ test('trace: header, seq, fibers and end marker', async () => {
   assert.deepEqual(events.map((e) => e.ev), [
     'trace', 'fl.bind', 'lane.submit', 'lane.accepted', 'fl.capture', 'fl.install', 'lane.turn_start',
     'fl.read', 'lane.turn_end', 'fl.uninstall', 'lane.resumed', 'fl.restore', 'lane.close_requested',
-    'lane.drained', 'end']);
+    'lane.drained', 'lane.close_returned', 'end']);
   assert.equal(events.find((e) => e.ev === 'fl.read').fiber, 'lane:L0');
   assert.equal(events.find((e) => e.ev === 'lane.resumed').fiber, 'f0');
   assert.deepEqual(checkTrace(events), []);

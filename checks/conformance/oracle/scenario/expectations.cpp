@@ -1,0 +1,317 @@
+// oracle/scenario/expectations.cpp: check_expectations (each op's `expect`, reported under
+// its `rule`), in one pass (ExpectationChecker) or over a whole trace, and
+// scenario_mismatch (oracle/scenario/expectations.hpp; parse_scenario: parse.cpp).
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "oracle/scenario/expectations.hpp"
+
+namespace turnstile::oracle {
+
+namespace {
+
+using nlohmann::json;
+
+// A string field of `e`, or "?" when the trace left it out.
+std::string text_or_unknown(const Event& e, const char* field) {
+  return e.has(field) ? e.text(field) : std::string("?");
+}
+
+// The trace events check_expectations needs, indexed by the ids they carry,
+// built as the trace streams by. Only events the scenario's ops can look up
+// are kept (the names below), so its size is bounded by the scenario's.
+struct Index {
+  std::map<std::string, const Event*> submit, answer, resumed, turn_start;  // lane: by item
+  std::map<std::string, const Event*> read;                     // by op
+  std::map<std::string, const Event*> call;                     // turn.call by op, reentry by call
+  std::map<std::string, const Event*> call_answer;              // refused / end by call
+  std::map<std::string, const Event*> await_refused;            // turn.await_refused by call
+  std::set<std::string> drained;                                // lanes
+  std::size_t end_line = 0;
+  // What the trace checks found (set for the duration of a finish()).
+  mutable const std::vector<Violation>* trace_violations = nullptr;
+
+  // The first trace violation at one of `lines`, as a cause.
+  std::optional<Cause> blamed(const std::vector<std::size_t>& lines) const {
+    if (trace_violations == nullptr) return std::nullopt;
+    for (const auto& v : *trace_violations)
+      for (const auto line : lines)
+        if (std::find(v.lines.begin(), v.lines.end(), line) != v.lines.end()) return Cause{v.rule, v.lines};
+    return std::nullopt;
+  }
+
+  explicit Index(const json& doc) {
+    for (const auto& f : doc["fibers"]) name_ops(f["ops"]);
+  }
+
+  void add(const Event& e) {
+    end_line = e.line;
+    auto s = [&](const char* f) { return e.text(f); };
+    const EventKind kind = e.kind;
+    if (kind == EventKind::kLaneSubmit || kind == EventKind::kLaneAccepted || kind == EventKind::kLaneRefused ||
+        kind == EventKind::kLaneResumed || kind == EventKind::kLaneTurnStart) {
+      std::string k = s("lane") + "\n" + s("item");
+      if (items_.count(k) == 0) return;
+      auto& m = kind == EventKind::kLaneSubmit      ? submit
+                : kind == EventKind::kLaneResumed   ? resumed
+                : kind == EventKind::kLaneTurnStart ? turn_start
+                                                 : answer;
+      if (m.count(k) == 0) m.emplace(std::move(k), keep(e));
+    } else if (kind == EventKind::kLaneDrained) {
+      if (close_lanes_.count(s("lane")) != 0) drained.insert(s("lane"));
+    } else if (kind == EventKind::kFlRead && !s("op").empty()) {
+      if (reads_.count(s("op")) != 0 && read.count(s("op")) == 0) read.emplace(s("op"), keep(e));
+    } else if ((kind == EventKind::kTurnCall && !s("op").empty()) || kind == EventKind::kTurnReentry) {
+      const std::string id = kind == EventKind::kTurnCall ? s("op") : s("call");
+      std::string k = s("act") + "\n" + id;
+      if ((calls_.count(k) != 0 || turns_.count(id) != 0) && call.count(k) == 0) {
+        call.emplace(std::move(k), keep(e));
+        made_.insert(s("act") + "\n" + s("call"));
+      }
+    } else if (kind == EventKind::kTurnRefused || kind == EventKind::kTurnEnd || kind == EventKind::kTurnAwaitRefused) {
+      // Answers of calls the index holds (a call is made before it is answered).
+      std::string k = s("act") + "\n" + s("call");
+      auto& m = kind == EventKind::kTurnAwaitRefused ? await_refused : call_answer;
+      if (made_.count(k) != 0 && m.count(k) == 0) m.emplace(std::move(k), keep(e));
+    }
+  }
+
+  std::size_t size() const { return kept_.size() + drained.size(); }
+
+ private:
+  void name_ops(const json& ops) {
+    for (const auto& op : ops) {
+      const std::string what = op["do"].get<std::string>();
+      const std::string id = op["id"].get<std::string>();
+      if (what == "run" || what == "post") items_.insert(op["lane"].get<std::string>() + "\n" + id);
+      else if (what == "close") close_lanes_.insert(op["lane"].get<std::string>());
+      else if (what == "read") reads_.insert(id);
+      else if (what == "call") calls_.insert(op["act"].get<std::string>() + "\n" + id);
+      else if (what == "turn") turns_.insert(id);
+      if (op.contains("body")) name_ops(op["body"]);
+    }
+  }
+
+  const Event* keep(const Event& e) {
+    kept_.push_back(e);
+    return &kept_.back();
+  }
+
+  std::set<std::string> items_, close_lanes_, reads_, calls_, turns_;  // what the ops look up
+  std::set<std::string> made_;  // act\ncall of the calls in `call`
+  std::deque<Event> kept_;      // the events the maps point to
+};
+
+struct Outcome {
+  bool found = false;
+  json value;                      // the outcome string, or a read's value
+  std::vector<std::size_t> lines;  // the events it came from
+  bool body_ran = false;           // the op's body was executed
+  std::size_t lost_body = 0;       // accepted (at this line) but its turn never started
+};
+
+// Why the ops of a body left nothing in the trace: the enclosing op's lines,
+// and the violation they follow from when the body never ran.
+struct Enclosing {
+  std::vector<std::size_t> lines;
+  std::optional<Cause> cause;
+};
+
+Outcome outcome_of(const json& op, const Index& ix) {
+  Outcome o;
+  const std::string what = op["do"].get<std::string>();
+  const std::string id = op["id"].get<std::string>();
+  auto add = [&](const Event* e) { o.lines.push_back(e->line); };
+  if (what == "run" || what == "post") {
+    const std::string k = op["lane"].get<std::string>() + "\n" + id;
+    auto sub = ix.submit.find(k);
+    if (sub == ix.submit.end()) return o;
+    add(sub->second);
+    auto ans = ix.answer.find(k);
+    if (ans == ix.answer.end()) return o;
+    add(ans->second);
+    if (ans->second->ev == "lane.refused") {
+      const std::string r = ans->second->text("reason");
+      o.found = true;
+      o.value = "refused:" + (r.empty() ? std::string("?") : r);
+      return o;
+    }
+    // [LANE-8.1] an accepted item's body runs in its turn: without a
+    // `lane.turn_start` it never ran (the trace checks report the item).
+    const auto start = ix.turn_start.find(k);
+    o.body_ran = start != ix.turn_start.end();
+    if (o.body_ran) add(start->second);
+    else o.lost_body = ans->second->line;
+    if (what == "post") {
+      o.found = true;
+      o.value = "accepted";
+      return o;
+    }
+    auto res = ix.resumed.find(k);
+    if (res == ix.resumed.end()) return o;
+    add(res->second);
+    o.found = true;
+    o.value = text_or_unknown(*res->second, "outcome");
+    return o;
+  }
+  if (what == "close") {
+    o.found = ix.drained.count(op["lane"].get<std::string>()) != 0;
+    o.value = "ok";
+    return o;
+  }
+  if (what == "read") {
+    auto r = ix.read.find(id);
+    if (r == ix.read.end()) return o;
+    add(r->second);
+    o.found = true;
+    const Event& d = *r->second;
+    o.value = d.has("value") ? d.value("value") : json(nullptr);
+    if (d.flag("unbound")) o.value = nullptr;
+    return o;
+  }
+  if (what == "call" || what == "turn") {
+    const std::string act = what == "call" ? op["act"].get<std::string>() : std::string();
+    const Event* c = nullptr;
+    if (what == "call") {
+      auto it = ix.call.find(act + "\n" + id);
+      if (it != ix.call.end()) c = it->second;
+    } else {
+      for (const auto& [k, e] : ix.call)  // a reentry's act is the task's activation
+        if (e->ev == "turn.reentry" && e->text("call") == id) c = e;
+    }
+    if (c == nullptr) return o;
+    add(c);
+    const std::string k = c->text("act") + "\n" + c->text("call");
+    auto ans = ix.call_answer.find(k);
+    // [TURN-7.1] a refused await is the op's outcome; the call is not cancelled
+    // (its body runs later, after the turn it would have waited for).
+    if (auto ref = ix.await_refused.find(k); ref != ix.await_refused.end()) {
+      add(ref->second);
+      o.found = true;
+      o.value = "refused:" + text_or_unknown(*ref->second, "reason");
+      o.body_ran = ans != ix.call_answer.end() && ans->second->ev == "turn.end";
+      return o;
+    }
+    if (ans == ix.call_answer.end()) return o;
+    add(ans->second);
+    o.found = true;
+    if (ans->second->ev == "turn.refused") {  // obsolete: a call refused at the call
+      o.value = "refused:" + text_or_unknown(*ans->second, "reason");
+    } else {
+      o.body_ran = true;
+      o.value = text_or_unknown(*ans->second, "outcome");
+    }
+    return o;
+  }
+  o.body_ran = true;  // where, spawn, detach, install, task: the body always runs
+  return o;
+}
+
+void check_list(const json& ops, const Index& ix, const Enclosing& in, std::vector<Violation>& out);
+
+void check_op(const json& op, const Index& ix, const Enclosing& in, std::vector<Violation>& out) {
+  const Outcome o = in.cause ? Outcome{} : outcome_of(op, ix);
+  const std::string id = op["id"].get<std::string>();
+  if (op.contains("expect")) {
+    const std::string rule = op.contains("rule") ? op["rule"].get<std::string>() : "TRACE-2.1";
+    if (in.cause) {  // its body never ran: a consequence, at the enclosing op's lines
+      out.push_back(Violation{rule, in.lines,
+                              "operation '" + id + "' (" + op["do"].get<std::string>() +
+                                  ") left no outcome in the trace because the body it is in never "
+                                  "ran; expected one of " + op["expect"].dump(),
+                              false, in.cause});
+    } else if (!o.found) {
+      // Where it is missing: its own events, else the enclosing op's, else `end`.
+      std::vector<std::size_t> lines = !o.lines.empty() ? o.lines : in.lines;
+      if (lines.empty()) lines.push_back(ix.end_line);
+      out.push_back(Violation{rule, lines,
+                              "operation '" + id + "' (" + op["do"].get<std::string>() +
+                                  ") left no outcome in the trace; expected one of " +
+                                  op["expect"].dump(),
+                              false, ix.blamed(o.lines)});
+    } else {
+      bool ok = false;
+      for (const auto& x : op["expect"]) ok = ok || x == o.value;
+      // An outcome read from an event a trace check already reports: that
+      // check found the cause, the expectation repeats it.
+      if (!ok)
+        out.push_back(Violation{rule, o.lines,
+                                "operation '" + id + "' (" + op["do"].get<std::string>() +
+                                    ") had outcome " + o.value.dump() + ", not one of " +
+                                    op["expect"].dump(),
+                                false, ix.blamed({o.lines.empty() ? 0 : o.lines.back()})});
+    }
+  }
+  if (!op.contains("body")) return;
+  if (in.cause) return check_list(op["body"], ix, in, out);
+  // A refused op's body never ran; one whose outcome is missing is already
+  // reported. An accepted item whose turn never started: its body's ops are
+  // consequences of that (reported by the trace checks under [LANE-8.1]).
+  if (o.body_ran) {
+    check_list(op["body"], ix, Enclosing{o.lines, std::nullopt}, out);
+  } else if (o.lost_body != 0) {
+    // The root: the trace violation that reports the item (else its acceptance).
+    const Cause root = ix.blamed({o.lost_body}).value_or(Cause{"LANE-8.1", {o.lost_body}});
+    check_list(op["body"], ix, Enclosing{o.lines, root}, out);
+  }
+}
+
+void check_list(const json& ops, const Index& ix, const Enclosing& in, std::vector<Violation>& out) {
+  for (const auto& op : ops) {
+    if (op["do"] == "throw") return;  // the rest of this body never runs
+    check_op(op, ix, in, out);
+  }
+}
+
+}  // namespace
+
+
+struct ExpectationChecker::State {
+  const Scenario& scenario;
+  Index index;
+};
+
+ExpectationChecker::ExpectationChecker(const Scenario& scenario)
+    : state_(std::make_unique<State>(State{scenario, Index(scenario.doc)})) {}
+ExpectationChecker::~ExpectationChecker() = default;
+
+void ExpectationChecker::on_event(const Event& e) { state_->index.add(e); }
+
+std::size_t ExpectationChecker::retained() const { return state_->index.size(); }
+
+std::vector<Violation> ExpectationChecker::finish(const std::vector<Violation>* trace_violations) const {
+  std::vector<Violation> out;
+  const Index& ix = state_->index;
+  ix.trace_violations = trace_violations;
+  for (const auto& f : state_->scenario.doc["fibers"]) check_list(f["ops"], ix, Enclosing{}, out);
+  ix.trace_violations = nullptr;
+  return out;
+}
+
+std::vector<Violation> check_expectations(const Scenario& scenario, const Trace& trace) {
+  ExpectationChecker checker(scenario);
+  for (const Event& e : trace.events) checker.on_event(e);
+  return checker.finish();
+}
+
+std::optional<InputError> scenario_mismatch(const Scenario& scenario,
+                                            const std::optional<std::string>& trace_scenario,
+                                            const std::string& source) {
+  if (!trace_scenario || *trace_scenario == scenario.id) return std::nullopt;
+  return InputError{source, 1, "scenario",
+                    "the trace executes scenario '" + *trace_scenario +
+                        "' but is checked against scenario '" + scenario.id + "'"};
+}
+
+std::optional<InputError> scenario_mismatch(const Scenario& scenario, const Trace& trace) {
+  return scenario_mismatch(scenario, trace.scenario, trace.source);
+}
+
+}  // namespace turnstile::oracle
