@@ -30,6 +30,13 @@ struct Steps {
   }
 };
 
+// Options putting `method` on the interleaved lane.
+ActivationOptions interleaving(const std::string& method) {
+  ActivationOptions o;
+  o.interleaved_methods = {method};
+  return o;
+}
+
 // spec: [TURN-1.1] [TURN-2.3]
 TEST(TurnsWindow, ASuspendedSerialTurnHoldsTheNextOneAndCountsAsRunningUntilItSettles) {
   ManualScheduler ms;
@@ -87,9 +94,7 @@ TEST(TurnsWindow, ASuspendedSerialTurnHoldsTheNextOneAndCountsAsRunningUntilItSe
 // spec: [TURN-3.2]
 TEST(TurnsWindow, AnInterleavedTurnStartsInsideASerialTurnAndNoSerialTurnWaitsForIt) {
   ManualScheduler ms;
-  ActivationOptions o;
-  o.interleaved_methods = {"peek"};
-  Activation<int> a("windows/lanes", 0, o, ms);
+  Activation<int> a("windows/lanes", 0, interleaving("peek"), ms);
   Steps st;
   Event serial_held, peek_held;
   Task<> hold = a.call("hold", [&](TurnContext<int>& ctx) -> Task<> {
@@ -138,9 +143,7 @@ TEST(TurnsWindow, AnInterleavedTurnStartsInsideASerialTurnAndNoSerialTurnWaitsFo
 // spec: [TURN-5.3]
 TEST(TurnsWindow, SnapshotsTakenWhileASerialTurnRunsShowNoneOfItsChanges) {
   ManualScheduler ms;
-  ActivationOptions o;
-  o.interleaved_methods = {"poke"};
-  Activation<int> a("windows/snapshot", 10, o, ms);
+  Activation<int> a("windows/snapshot", 10, interleaving("poke"), ms);
   Event e;
   std::shared_ptr<const int> held = a.snapshot();  // held across the whole turn
   Task<> change = a.call("change", [&e](TurnContext<int>& ctx) -> Task<> {
