@@ -3,7 +3,8 @@
 //
 // The window: the last reference to a binding chain is let go by a fiber as it
 // ends (a Scope child holding its parent's bindings after the parent's where()
-// returned), and the values' destructors run. While they run, the thread's
+// returned, or the fiber of a turn called unawaited inside where()), and the
+// values' destructors run. While they run, the thread's
 // cached chain head must not point at the chain being freed: each destructor
 // reads another key (and its own), and must find them unbound, never walk a
 // freed frame (the asan-ubsan preset runs this test to see the latter).
@@ -86,6 +87,47 @@ TEST(FiberLocalWindow, DestructorsReadingKeysAsAScopeChildsChainIsFreedSeeNoBind
   EXPECT_EQ(seen.inner, "inner");
   // Newest first: inner's frame goes, then outer's. Neither destructor walks
   // the chain being freed: the fiber's slot was emptied first.
+  EXPECT_EQ(*log, (Log{"inner sees other unbound, outer unbound, inner unbound",
+                       "outer sees other unbound, outer unbound, inner unbound"}));
+}
+
+Task<> call_inside_where(Activation<int>* a, std::shared_ptr<Log> log, Seen* seen, Event* go) {
+  other.where(7, [&] {
+    outer.where(Reader(log, "outer"), [&] {
+      inner.where(Reader(log, "inner"), [&] {
+        // Unawaited: the turn's fiber starts with these bindings and, once
+        // this where() has returned, holds the chain's last reference.
+        (void)a->call("reads", [seen, go](TurnContext<int>&) -> Task<> {
+          co_await go->wait();
+          seen->other = other.get();
+          seen->outer = outer.get().name;
+          seen->inner = inner.get().name;
+          seen->done = true;
+        });
+      });
+    });
+  });
+  EXPECT_FALSE(outer.is_bound());
+  go->set();
+  co_return;
+}
+
+// spec: [FL-5.6] [FL-5.1] [FL-3.8]
+TEST(FiberLocalWindow, DestructorsReadingKeysAsAnUnawaitedTurnsChainIsFreedSeeNoBinding) {
+  auto log = std::make_shared<Log>();
+  Seen seen;
+  Event go;
+  ManualScheduler ms;
+  Activation<int> a("windows/fl-turn", 0, {}, ms);
+  detach(ms, call_inside_where(&a, log, &seen, &go));
+  ms.run_next();  // the caller binds, calls, unbinds and ends: the turn holds the frames
+  EXPECT_TRUE(log->empty()) << "the turn's fiber holds the frames: nothing freed yet";
+  ms.run_until_idle();  // the turn reads, settles, and its fiber ends with the last reference
+  ASSERT_TRUE(seen.done);
+  EXPECT_EQ(seen.other, 7);
+  EXPECT_EQ(seen.outer, "outer");
+  EXPECT_EQ(seen.inner, "inner");
+  EXPECT_EQ(a.turns_completed(), 1u);
   EXPECT_EQ(*log, (Log{"inner sees other unbound, outer unbound, inner unbound",
                        "outer sees other unbound, outer unbound, inner unbound"}));
 }

@@ -70,7 +70,7 @@ struct LoopSteps {
 };
 
 Task<> trailing_sleeper(LoopSteps* st) {
-  co_await sleep_for(1ms);  // parked on the loop's own timer: nothing is ready
+  co_await sleep_for(20ms);  // parked on the loop's own timer: nothing is ready
   EXPECT_TRUE(st->main_done);
   st->trailing_woke = true;
   co_await yield();
