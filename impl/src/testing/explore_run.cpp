@@ -69,7 +69,10 @@ class RunChooser final : public ManualScheduler::Chooser {
   RunChooser(Policy& policy, std::size_t max_steps) : policy_(policy), max_steps_(max_steps) {}
 
   std::size_t choose(std::size_t ready) override {
-    if (steps_ >= max_steps_) throw StepLimit{};  // [EXP-2.5]
+    if (steps_ >= max_steps_) {
+      stopped_ = true;  // remembered: a program that catches everything still fails
+      throw StepLimit{};  // [EXP-2.5]
+    }
     if (ready < chains_.size()) chains_.resize(ready);  // run_next called directly: resync
     while (chains_.size() < ready) {
       // The first item posted since the last step continues its poster's chain.
@@ -79,11 +82,13 @@ class RunChooser final : public ManualScheduler::Chooser {
     const auto width = static_cast<std::uint32_t>(ready);
     const std::size_t point = schedule_.choices.size();
     const std::uint32_t i = policy_.pick(steps_, point, width, chains_);
-    if (i >= width)
+    if (i >= width) {
+      diverged_ = true;
       throw Divergence{"choice point " + std::to_string(point) + " of the schedule names item " +
                        std::to_string(i) + ", but only " + std::to_string(width) +
                        " are ready: the program is not deterministic given its schedule, or it "
                        "changed"};
+    }
     if (width > 1) {  // [EXP-1.1] a choice point
       schedule_.choices.push_back(i);
       schedule_.widths.push_back(width);
@@ -97,6 +102,8 @@ class RunChooser final : public ManualScheduler::Chooser {
 
   Schedule schedule_;
   std::size_t steps_ = 0;
+  bool stopped_ = false;   // the step limit was hit
+  bool diverged_ = false;  // the schedule could not be followed
 
  private:
   Policy& policy_;
@@ -137,6 +144,17 @@ struct RootState {
   std::exception_ptr error;
 };
 
+// Restores the process-wide hooks a run installs, however the run ends.
+struct Hooks {
+  TraceSink* sink = nullptr;
+  bool sink_set = false;
+  UnhandledExceptionHandler handler;
+  ~Hooks() {
+    set_unhandled_exception_handler(std::move(handler));
+    if (sink_set) set_trace_sink(sink);
+  }
+};
+
 Task<> program_root(Task<> body, RootState* st) {
   try {
     co_await std::move(body);
@@ -156,13 +174,14 @@ RunOutcome run_once(const ExploreOptions& o, const Program& program, Policy& pol
   RunChooser chooser(policy, o.max_steps);
   std::ostringstream trace_out;
   std::unique_ptr<RunSink> sink;
-  TraceSink* prev_sink = nullptr;
+  Hooks hooks;
   if (trace != nullptr || o.fail_on_reentrancy) {
     sink = std::make_unique<RunSink>(trace != nullptr ? &trace_out : nullptr, o.fail_on_reentrancy);
-    prev_sink = set_trace_sink(sink.get());
+    hooks.sink = set_trace_sink(sink.get());
+    hooks.sink_set = true;
   }
   // [EXP-2.1] exceptions escaping detached fibers and timer callbacks.
-  auto prev_handler = set_unhandled_exception_handler(
+  hooks.handler = set_unhandled_exception_handler(
       [&v, &o](std::exception_ptr e, const char* where) {
         classify(v, e, std::string(where), o.fail_on_reentrancy);
       });
@@ -191,6 +210,12 @@ RunOutcome run_once(const ExploreOptions& o, const Program& program, Policy& pol
     } catch (...) {
       classify(v, std::current_exception(), "the program", o.fail_on_reentrancy);
     }
+    if (chooser.stopped_)  // [EXP-2.5] also when the program swallowed the exception
+      v.fail(FailureKind::step_limit, "more than " + std::to_string(o.max_steps) +
+                                          " items ran in one run (a livelock?)");
+    if (chooser.diverged_)
+      v.fail(FailureKind::nondeterminism, "the schedule could not be followed: the program is "
+                                          "not deterministic given its schedule, or it changed");
     if (root.error) classify(v, root.error, "the program", o.fail_on_reentrancy);
     if (!v.kind && !policy.reached(chooser.schedule_.choices.size()))  // [EXP-2.5]
       v.fail(FailureKind::nondeterminism,
@@ -204,7 +229,6 @@ RunOutcome run_once(const ExploreOptions& o, const Program& program, Policy& pol
                                     std::to_string(s.fibers()) + " fiber(s) have not finished");
     s.set_chooser(nullptr);
   }
-  set_unhandled_exception_handler(std::move(prev_handler));
   if (!v.kind && o.check) {  // [EXP-2.4] the user's check, after a run that did not fail
     try {
       o.check();
@@ -215,7 +239,8 @@ RunOutcome run_once(const ExploreOptions& o, const Program& program, Policy& pol
     }
   }
   if (sink) {
-    set_trace_sink(prev_sink);
+    set_trace_sink(hooks.sink);
+    hooks.sink_set = false;
     sink->finish();
     if (trace != nullptr) *trace = trace_out.str();
   }

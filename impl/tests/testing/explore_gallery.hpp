@@ -1,6 +1,8 @@
 // impl/tests/testing/explore_gallery.hpp: a gallery of realistic user bugs on
 // turnstile, each a Task-form program for explore() (spec/testing.md). Each
 // program checks what its author believed; under some schedules it is false.
+// Each is a template over `Fixed`: true gives the program with its bug fixed
+// the usual way, which no schedule fails.
 #pragma once
 
 #include <deque>
@@ -27,11 +29,13 @@ struct Shop {
   int left = 1;
   int* sold = nullptr;
 };
-inline Task<> buyer(Activation<Shop>& shop, int arrive_after) {
+template <bool Fixed>
+Task<> buyer(Activation<Shop>& shop, int arrive_after) {
   for (int i = 0; i < arrive_after; ++i) co_await yield();
   auto buy = [](TurnContext<Shop>& ctx) -> Task<> {
     if (ctx.state().left > 0) {  // check
       co_await yield();          // the price lookup: the interleaved turn lets go here
+      if (Fixed && ctx.state().left == 0) co_return;  // the fix: check again after the await
       ctx.state().left -= 1;     // act
       *ctx.state().sold += 1;
     }
@@ -39,14 +43,15 @@ inline Task<> buyer(Activation<Shop>& shop, int arrive_after) {
   Task<> bought = shop.call("buy", std::move(buy));
   co_await std::move(bought);
 }
-inline Task<> check_then_act(ManualScheduler& s) {
+template <bool Fixed>
+Task<> check_then_act(ManualScheduler& s) {
   int sold = 0;
   ActivationOptions opts;
   opts.interleaved_methods = {"buy"};
   Activation<Shop> shop("shop", Shop{1, &sold}, opts, s);
   Scope scope;
-  scope.spawn(buyer(shop, 0));
-  scope.spawn(buyer(shop, 2));
+  scope.spawn(buyer<Fixed>(shop, 0));
+  scope.spawn(buyer<Fixed>(shop, 2));
   Task<> joined = scope.join();
   co_await std::move(joined);
   check_that(sold <= 1, "sold " + std::to_string(sold) + " items with one in stock");
@@ -55,7 +60,13 @@ inline Task<> check_then_act(ManualScheduler& s) {
 // 2. A lost update between two lanes' items: a transfer reads the balance on
 // the accounts lane and writes it back on the ledger lane, while a deposit
 // adds on the accounts lane; each lane is exclusive, but not with the other.
-inline Task<> transfer_in(StateLane& accounts, StateLane& ledger, int& balance) {
+template <bool Fixed>
+Task<> transfer_in(StateLane& accounts, StateLane& ledger, int& balance) {
+  if (Fixed) {  // the fix: read and write in one item of the lane that owns the balance
+    Task<> add = accounts.run([&balance] { balance += 10; });
+    co_await std::move(add);
+    co_return;
+  }
   Task<int> read = accounts.run([&balance] { return balance; });
   const int seen = co_await std::move(read);
   Task<> write = ledger.run([&balance, seen] { balance = seen + 10; });
@@ -66,12 +77,13 @@ inline Task<> deposit(StateLane& accounts, int& balance) {
   Task<> add = accounts.run([&balance] { balance += 1; });
   co_await std::move(add);
 }
-inline Task<> lost_update(ManualScheduler& s) {
+template <bool Fixed>
+Task<> lost_update(ManualScheduler& s) {
   int balance = 0;
   StateLane accounts("accounts", s);
   StateLane ledger("ledger", s);
   Scope scope;
-  scope.spawn(transfer_in(accounts, ledger, balance));
+  scope.spawn(transfer_in<Fixed>(accounts, ledger, balance));
   scope.spawn(deposit(accounts, balance));
   Task<> joined = scope.join();
   co_await std::move(joined);
@@ -98,9 +110,12 @@ inline Task<> waiter(Activation<Gate>& gate) {
   Task<> w = gate.call("wait_open", std::move(wait_open));
   co_await std::move(w);
 }
-inline Task<> event_behind_turn(ManualScheduler& s) {
+template <bool Fixed>
+Task<> event_behind_turn(ManualScheduler& s) {
   Event opened;
-  Activation<Gate> gate("gate", Gate{&opened}, {}, s);
+  ActivationOptions opts;  // the fix: the waiting method is interleaved, off the serial lane
+  if (Fixed) opts.interleaved_methods = {"wait_open"};
+  Activation<Gate> gate("gate", Gate{&opened}, opts, s);
   Scope scope;
   scope.spawn(opener(gate));
   scope.spawn(waiter(gate));
@@ -123,9 +138,14 @@ struct Jobs {
     job();
   }
 };
-inline Task<> handle_request(Jobs& jobs) {
+template <bool Fixed>
+Task<> handle_request(Jobs& jobs) {
   Task<> handled = request_id.where("req-7", [&jobs]() -> Task<> {
-    jobs.queue.push_back([&jobs] { jobs.logged.push_back(request_id.or_else("<unbound>")); });
+    auto log = [&jobs] { jobs.logged.push_back(request_id.or_else("<unbound>")); };
+    if (Fixed)  // the fix: capture the bindings at the handoff, install them to run
+      jobs.queue.push_back([log, ctx = FiberContext::capture()] { ctx.run(log); });
+    else
+      jobs.queue.push_back(log);
     co_await yield();
     jobs.run_one();  // flush our own job, unless the worker took it
   });
@@ -136,10 +156,11 @@ inline Task<> worker(Jobs& jobs) {
   co_await yield();
   jobs.run_one();
 }
-inline Task<> handoff_without_capture(ManualScheduler&) {
+template <bool Fixed>
+Task<> handoff_without_capture(ManualScheduler&) {
   Jobs jobs;
   Scope scope;
-  scope.spawn(handle_request(jobs));
+  scope.spawn(handle_request<Fixed>(jobs));
   scope.spawn(worker(jobs));
   Task<> joined = scope.join();
   co_await std::move(joined);
@@ -149,9 +170,11 @@ inline Task<> handoff_without_capture(ManualScheduler&) {
 }
 
 // 5. close() racing a try_post whose false is ignored: the job is dropped.
-inline Task<> producer(StateLane& lane, int& done) {
+template <bool Fixed>
+Task<> producer(StateLane& lane, int& done) {
   co_await yield();
-  lane.try_post([&done] { ++done; });  // the result is ignored: "the lane is open"
+  const bool posted = lane.try_post([&done] { ++done; });  // ignored: "the lane is open"
+  if (Fixed && !posted) ++done;  // the fix: a refused job is done here
 }
 inline Task<> closer(StateLane& lane) {
   co_await yield();
@@ -159,11 +182,12 @@ inline Task<> closer(StateLane& lane) {
   Task<> c = lane.close();
   co_await std::move(c);
 }
-inline Task<> close_races_try_post(ManualScheduler& s) {
+template <bool Fixed>
+Task<> close_races_try_post(ManualScheduler& s) {
   int done = 0;
   StateLane lane("jobs", s);
   Scope scope;
-  scope.spawn(producer(lane, done));
+  scope.spawn(producer<Fixed>(lane, done));
   scope.spawn(closer(lane));
   Task<> joined = scope.join();
   co_await std::move(joined);

@@ -7,7 +7,8 @@
 //   ExploreOptions o;                       // exhaustive, at most 2 deviations
 //   ExploreResult r = explore(o, [](ManualScheduler& s) -> Task<> {
 //     Account a(s);                         // the program's world, in its frame
-//     co_await when_all(a.deposit(1), a.deposit(1));
+//     auto both = when_all(a.deposit(1), a.deposit(1));
+//     co_await std::move(both);             // a named local (GCC 12)
 //     check_that(a.balance() == 2, "a lost update");
 //   });
 //   if (r.failure) std::cout << r.summary();  // token, shrunk schedule, trace
@@ -62,7 +63,8 @@
 //               and at pct_depth - 1 random steps the running chain drops below
 //               all others.
 //   random      a uniformly random ready item at every choice point, seeded.
-// Budgets: max_schedules and max_time stop any strategy. shard {K, N} (exhaustive)
+// Budgets: max_schedules and max_time stop any strategy (with neither, pct and
+// random stop after 1,000,000 schedules). shard {K, N} (exhaustive)
 // splits the search tree by the choices at its first shard_depth choice points:
 // the distinct prefixes, in depth-first order, go round-robin to the N shards;
 // a shard runs its own schedules and one run per prefix it does not own.
