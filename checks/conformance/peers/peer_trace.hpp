@@ -94,6 +94,27 @@ struct Verdict {
   std::string dump() const { return json(violations).dump(2); }
 };
 
+// With TURNSTILE_PEER_RESULTS_DIR defined (CMake sets it to the build's
+// peers/results), each checked trace is kept there with its verdict
+// (NAME.trace.jsonl, NAME.verdict.json) for make_matrix.mjs.
+inline void keep_result(const std::string& trace_file, const Verdict& v) {
+#ifdef TURNSTILE_PEER_RESULTS_DIR
+  namespace fs = std::filesystem;
+  std::string name = fs::path(trace_file).filename().string();
+  name = name.substr(name.find('_') + 1);             // drop temp_trace's pid prefix
+  name = name.substr(0, name.rfind(".jsonl"));
+  const fs::path dir(TURNSTILE_PEER_RESULTS_DIR);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::copy_file(trace_file, dir / (name + ".trace.jsonl"), fs::copy_options::overwrite_existing, ec);
+  std::ofstream(dir / (name + ".verdict.json"))
+      << json{{"trace", name + ".trace.jsonl"}, {"exit", v.exit}, {"violations", v.violations}}.dump(1) << "\n";
+#else
+  (void)trace_file;
+  (void)v;
+#endif
+}
+
 inline Verdict oracle_check(const std::string& trace_file) {
   const std::string cmd = std::string("'") + TURNSTILE_ORACLE_EXE + "' check --json '" + trace_file + "'";
   FILE* p = popen(cmd.c_str(), "r");
@@ -107,6 +128,7 @@ inline Verdict oracle_check(const std::string& trace_file) {
   if (doc.is_object() && doc.contains("traces"))
     for (const auto& t : doc["traces"])
       for (const auto& x : t.value("violations", json::array())) v.violations.push_back(x);
+  keep_result(trace_file, v);
   return v;
 }
 

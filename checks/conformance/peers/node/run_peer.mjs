@@ -9,6 +9,8 @@
 //   node run_peer.mjs --peer P --oracle PATH [--seed S] [--count N]
 //        [--contract C[,C]] [--out DIR] [--expect FILE] [--json FILE]
 // Peers (the adapters say how each operation is mapped):
+//   turnstile    the reference core: each scenario through `ORACLE run`
+//   node-port    the Node port itself (no surface swapped)
 //   p-queue      lanes.mjs PQueueLane (concurrency 1), the port's FiberLocal
 //   async-mutex  lanes.mjs AsyncMutexLane, the port's FiberLocal
 //   als          als.mjs: AsyncLocalStorage alone as FiberLocal/FiberContext,
@@ -36,10 +38,13 @@
 // spec: [LANE-5.1] [LANE-5.2] [LANE-5.3] [LANE-7.4] [LANE-7.6] [FL-3.4] [FL-3.9] [TRACE-3.1]
 // ctest: conformance.peers.node.*
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { executeScenario, unsupportedReason } from '../../ports/node/lib/execute.mjs';
+import { IMPL as NODE_PORT_IMPL } from '../../ports/node/lib/trace.mjs';
 import { ServeSession, PROTOCOL } from '../../ports/node/lib/oracle.mjs';
 import { PQueueLane, AsyncMutexLane } from './lanes.mjs';
 import { ALS_SURFACES } from './als.mjs';
@@ -49,6 +54,11 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const version = (pkg) => JSON.parse(fs.readFileSync(path.join(HERE, 'node_modules', pkg, 'package.json'), 'utf8')).version;
 
 const PEERS = {
+  // The two implementations written for the contracts, classified the same
+  // way for the conformance matrix: turnstile itself (`turnstile-oracle run`,
+  // every contract) and the Node port (its own lane and fiber-local).
+  turnstile: () => ({ impl: 'turnstile-cpp (turnstile-oracle run)', reference: true }),
+  'node-port': () => ({ impl: NODE_PORT_IMPL, surfaces: {} }),
   'p-queue': () => ({ impl: `p-queue ${version('p-queue')} (concurrency 1)`, surfaces: { StateLane: PQueueLane } }),
   'async-mutex': () => ({ impl: `async-mutex ${version('async-mutex')} (Mutex.runExclusive)`, surfaces: { StateLane: AsyncMutexLane } }),
   als: () => ({ impl: `AsyncLocalStorage (node ${process.version})`, surfaces: ALS_SURFACES }),
@@ -138,6 +148,16 @@ async function classify() {
       if (r.status === 'timeout') result.timeouts += 1;
       if (outDir) fs.writeFileSync(path.join(outDir, `${r.id}.trace.jsonl`), r.trace);
       checks.push(session.request('check', { trace: r.trace }).then((resp) => record(sc, resp, outDir ? path.join(outDir, `${r.id}.trace.jsonl`) : null)));
+      continue;
+    }
+    if (peer.reference) {
+      result.run += 1;
+      const dir = outDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'run_peer-'));
+      const base = path.join(dir, safeName(sc.scenario));
+      fs.writeFileSync(`${base}.scenario.json`, JSON.stringify(sc) + '\n');
+      execFileSync(opts.oracle, ['run', `${base}.scenario.json`, '-o', `${base}.trace.jsonl`]);
+      const trace = fs.readFileSync(`${base}.trace.jsonl`, 'utf8');
+      checks.push(session.request('check', { trace, scenario: sc }).then((resp) => record(sc, resp, outDir ? `${base}.trace.jsonl` : null)));
       continue;
     }
     if (unsupportedReason(sc)) {
