@@ -19,6 +19,10 @@
 #   turnstile_mutant_headers(<target> <NAME> PRIVATE|PUBLIC)
 #       puts the mutant's patched headers first on <target>'s include path, and
 #       compiles <target> with TURNSTILE_MUTANT_FLAGS (every mutant target calls it).
+#   turnstile_unit_mutant_test(<ctest> <exe> <Suite.Test>)
+#       registers <ctest> (labels unit, mutant): passes only if <exe>'s gtest test
+#       <Suite.Test> ran and failed (expect_failed.cmake); the unit-test suites'
+#       builders (impl/tests/windows, impl/tests/testing) share it.
 #   turnstile_mutant_library_of(<NAME> <out-var>)
 #       the library a property binary of <NAME> links: turnstile::turnstile, or for a
 #       LIBRARY mutant the copy turnstile_mutant_<name>, whose patched sources (and
@@ -218,6 +222,13 @@ function(turnstile_mutant_headers target name scope)
   if(headers)
     target_include_directories(${target} BEFORE ${scope} ${CMAKE_BINARY_DIR}/mutants/${name}/impl/include)
   endif()
+endfunction()
+
+function(turnstile_unit_mutant_test test exe filter)
+  add_test(NAME ${test}
+    COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:${exe}> -DFILTER=${filter}
+      -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/expect_failed.cmake)
+  set_tests_properties(${test} PROPERTIES LABELS "unit;mutant" TIMEOUT 120)
 endfunction()
 
 include(${CMAKE_CURRENT_LIST_DIR}/mutant_library.cmake)

@@ -1,5 +1,5 @@
 # run_filtered_test.cmake: the part that expect_falsified.cmake (property_tests/) and
-# expect_failed.cmake (impl/tests/windows/) share. Included in script mode after
+# expect_failed.cmake share. Included in script mode after
 # EXE and FILTER are set (-DEXE=<binary> -DFILTER=<Suite.Test>): runs exactly that
 # gtest test of a mutant binary and leaves `status`, `out` and `err` set, with the
 # output echoed so it lands in the ctest log.

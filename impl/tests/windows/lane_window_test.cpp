@@ -17,6 +17,7 @@
 
 #include "turnstile/turnstile.hpp"
 #include "turnstile_test/latch.hpp"
+#include "turnstile_test/manual_runs.hpp"
 
 namespace {
 
@@ -68,12 +69,11 @@ TEST(LaneWindow, CloseFromARunningTurnCompletesOnlyAfterEveryAcceptedItem) {
     }));
   }
   // Step through: after every item, close() has completed only if every item ran.
-  while (ms.ready() > 0) {
-    ms.run_next();
+  turnstile_test::run_each_step(ms, [&] {
     if (w.closed) {
       EXPECT_EQ(w.ran, kItems) << "close() completed with accepted items unrun";
     }
-  }
+  });
   EXPECT_TRUE(w.refused_post);
   EXPECT_TRUE(w.refused_run);
   EXPECT_EQ(w.ran, kItems);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "turnstile/turnstile.hpp"
+#include "turnstile_test/manual_runs.hpp"
 
 namespace {
 
@@ -61,26 +62,24 @@ TEST(TurnsWindow, ASuspendedSerialTurnHoldsTheNextOneAndCountsAsRunningUntilItSe
   EXPECT_EQ(a.running(), 0u);
   // Every step until nothing is ready: the first starts and suspends; the
   // second never starts, the counts say one running and one queued.
-  while (ms.ready() > 0) {
-    ms.run_next();
+  turnstile_test::run_each_step(ms, [&] {
     EXPECT_FALSE(st.has("second started at 1")) << "the next serial turn started at the first's await";
     if (st.has("first started")) {
       EXPECT_EQ(a.running(), 1u);
       EXPECT_EQ(a.queued(), 1u);
     }
-  }
+  });
   ASSERT_TRUE(st.has("first started"));
   EXPECT_EQ(a.turns_completed(), 0u);
   // The first resumes; step by step the second starts only after it settled.
   e.set();
-  while (ms.ready() > 0) {
-    ms.run_next();
+  turnstile_test::run_each_step(ms, [&] {
     if (!st.has("first body done")) {
       EXPECT_EQ(st.log.size(), 1u);  // nothing else started
     }
     EXPECT_LE(a.running(), 1u);
     EXPECT_LE(a.queued(), 1u);
-  }
+  });
   EXPECT_EQ(st.log, (std::vector<std::string>{"first started", "first body done",
                                               "second started at 2"}));
   EXPECT_EQ(completed_seen_by_second, 1u) << "the first had settled when the second started";
@@ -114,20 +113,18 @@ TEST(TurnsWindow, AnInterleavedTurnStartsInsideASerialTurnAndNoSerialTurnWaitsFo
     co_return;
   });
   // The serial turn in progress and suspended: the interleaved one starts anyway.
-  while (ms.ready() > 0) {
-    ms.run_next();
+  turnstile_test::run_each_step(ms, [&] {
     EXPECT_FALSE(st.has("next started"));
-  }
+  });
   EXPECT_EQ(st.log, (std::vector<std::string>{"hold started", "peek started at 1"}));
   EXPECT_EQ(a.running(), 2u);
   EXPECT_EQ(a.queued(), 1u);
   // The serial turn settles: the next serial turn runs, the interleaved turn
   // still suspended (nothing waits for it).
   serial_held.set();
-  while (ms.ready() > 0) {
-    ms.run_next();
+  turnstile_test::run_each_step(ms, [&] {
     EXPECT_FALSE(st.has("peek done at 3"));
-  }
+  });
   EXPECT_EQ(st.log, (std::vector<std::string>{"hold started", "peek started at 1", "hold done",
                                               "next started"}));
   EXPECT_EQ(a.running(), 1u);
@@ -152,22 +149,20 @@ TEST(TurnsWindow, SnapshotsTakenWhileASerialTurnRunsShowNoneOfItsChanges) {
     ctx.state() = 12;
   });
   std::vector<std::shared_ptr<const int>> taken;  // one per step inside the turn
-  while (ms.ready() > 0) {
-    ms.run_next();
+  turnstile_test::run_each_step(ms, [&] {
     taken.push_back(a.snapshot());
     EXPECT_EQ(*taken.back(), 10) << "a change of the serial turn in progress is visible";
-  }
+  });
   // An interleaved turn's change is not visible either, until a serial turn settles.
   Task<> poke = a.call("poke", [](int& s) { s += 100; });
   ms.run_until_idle();
   EXPECT_EQ(*a.snapshot(), 10);
   e.set();
-  while (ms.ready() > 0) {
-    ms.run_next();
+  turnstile_test::run_each_step(ms, [&] {
     if (a.running() > 0) {
       EXPECT_EQ(*a.snapshot(), 10);  // not settled yet
     }
-  }
+  });
   EXPECT_EQ(*a.snapshot(), 12);  // the settled serial turn left 12 (it overwrote the poke)
   EXPECT_EQ(*held, 10) << "a snapshot held across the settle changed";
   for (const auto& s : taken) EXPECT_EQ(*s, 10);

@@ -11,6 +11,9 @@
 // - run_schedule(ms, mask, bits): the first `bits` steps by the bits of `mask`
 //   (set: the newest ready item, clear: the oldest), then oldest first until idle;
 //   looping over every mask explores every schedule of the first steps.
+// - run_each_step(ms, check): runs `ms` oldest first until nothing is ready, calling
+//   check() after every step: a window held open (spec/windows.md) and its promise
+//   checked at each step inside it. Returns the number of steps.
 //
 // All of them drive the scheduler on the calling thread: call them from the plain
 // test thread, never from inside an item ([RT-2.4]: a ManualScheduler run is
@@ -66,6 +69,17 @@ inline std::size_t run_schedule(turnstile::ManualScheduler& ms, unsigned mask, u
     ms.run_next(((mask >> i) & 1u) != 0 ? ms.ready() - 1 : 0);
   }
   return steps + ms.run_until_idle();
+}
+
+template <typename Check>
+std::size_t run_each_step(turnstile::ManualScheduler& ms, Check&& check) {
+  std::size_t steps = 0;
+  while (ms.ready() > 0) {
+    ms.run_next();
+    ++steps;
+    check();
+  }
+  return steps;
 }
 
 }  // namespace turnstile_test

@@ -1,4 +1,6 @@
-# expect_failed.cmake: passes only if a mutant binary's window test ran and failed.
+# expect_failed.cmake: passes only if a mutant binary's gtest test ran and failed
+# (the unit-test mutants: impl/tests/windows, impl/tests/testing; registered by
+# turnstile_unit_mutant_test in mutants.cmake).
 #
 #   cmake -DEXE=<binary> -DFILTER=<Suite.Test> -P expect_failed.cmake
 #
@@ -9,7 +11,7 @@
 # output is echoed so it lands in the ctest log.
 # Runs the filtered test with leak detection off (a caught window bug may leave a
 # fiber parked for good); sets status, out, err.
-include(${CMAKE_CURRENT_LIST_DIR}/../../../checks/mutants/run_filtered_test.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/run_filtered_test.cmake)
 string(REPLACE "." "\\." filter_re "${FILTER}")
 if(NOT out MATCHES "\\[ +RUN +\\] ${filter_re}\n")
   message(FATAL_ERROR "NOT caught: the test ${FILTER} did not run (exit status '${status}')")
