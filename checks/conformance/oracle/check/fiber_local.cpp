@@ -63,6 +63,7 @@ struct Blame {
   std::string rule;
   std::vector<std::size_t> lines;
   std::optional<Cause> cause;
+  std::string why = {};  // appended to the message
 };
 
 struct Fiber {
@@ -71,6 +72,7 @@ struct Fiber {
   std::string parent;
   bool structured = false;
   Env base;
+  Env carried;  // a handoff: what its spawner had at the spawn (what a runtime that carries gives it)
   std::vector<Frame> frames;
   std::deque<std::pair<Env, std::size_t>> uninstalled;  // snapshots this fiber left, and where
   struct Restored {
@@ -91,7 +93,8 @@ class FiberLocalChecker : public Checker {
   explicit FiberLocalChecker(Report& report) : r_(report) {}
 
   std::size_t retained() const override {
-    std::size_t n = fibers_.size() + snapshots_.size() + leak_roots_.size();
+    std::size_t n = fibers_.size() + snapshots_.size() + leak_roots_.size() + carry_roots_.size() +
+                    carried_values_.size();
     for (const auto& [name, f] : fibers_) {
       n += f.frames.size() + f.uninstalled.size();
       for (const auto& [key, r] : f.restored) n += r.list.size();
@@ -182,7 +185,8 @@ class FiberLocalChecker : public Checker {
     child.parent = e.fiber;
     child.structured = structured;
     if (structured) child.base = parent.env();  // [FL-3.2] inherit at the spawn
-    fibers_[name] = std::move(child);           // [FL-3.4] a handoff starts empty
+    else child.carried = parent.env();          // [FL-3.4] a handoff starts empty (what it must not see)
+    fibers_[name] = std::move(child);
   }
 
   void pop(const Event& e, Fiber& f, bool install, const std::string& name, const char* rule) {
@@ -230,8 +234,41 @@ class FiberLocalChecker : public Checker {
     blame.lines.push_back(e.line);
     r_.add(blame.rule, blame.lines,
            "fiber " + q(e.fiber) + " read " + q(key) + " as " + show(seen) + " but its bindings say " +
-               show(want) + (blame.cause ? " (a binding whose `where` had already ended)" : ""),
-           blame.cause);
+               show(want) + blame.why,
+           blame.cause, "fiber-local");  // repeats (A5): every key of a trace is one implementation
+    r_.violations.back().fiber = e.fiber;  // (A3: a read inside a span of a root)
+  }
+
+  // [FL-3.4] the handoff whose subtree `fiber` is in (itself, or the first
+  // handoff above its structured ancestors), or nullptr.
+  const std::pair<const std::string, Fiber>* handoff_of(const std::string& fiber) const {
+    std::string at = fiber;
+    for (std::size_t guard = 0; guard <= fibers_.size(); ++guard) {
+      const auto it = fibers_.find(at);
+      if (it == fibers_.end() || it->second.parent.empty()) return nullptr;
+      if (!it->second.structured) return &*it;
+      at = it->second.parent;
+    }
+    return nullptr;
+  }
+
+  // [FL-3.4] a read of `seen` for `key` that a handoff above `fiber` carried
+  // from its spawner: the first such read per (handoff, key) is the root, at
+  // the spawn's and its own lines; later ones are its consequences (A4).
+  std::optional<Blame> carried(const std::string& fiber, const std::string& key, const Value& seen,
+                               const Event& e) {
+    const auto* h = handoff_of(fiber);
+    if (h == nullptr) return std::nullopt;
+    const auto it = h->second.carried.find(key);
+    if (it == h->second.carried.end() || !(it->second == seen)) return std::nullopt;
+    const std::string why = " (carried into handoff " + q(h->first) + " from its spawner)";
+    const auto [root, fresh] = carry_roots_.try_emplace(h->first + '\n' + key,
+                                                        Cause{"FL-3.4", {h->second.spawn, e.line}});
+    if (fresh) {
+      carried_values_.try_emplace(key + '\n' + show_value(seen), root->second);
+      return Blame{"FL-3.4", {h->second.spawn}, std::nullopt, why};
+    }
+    return Blame{"FL-3.4", {h->second.spawn}, root->second, why};
   }
 
   // [FL-3.1] the restore of `key` to `seen` on `fiber` before line `before`, or
@@ -256,10 +293,21 @@ class FiberLocalChecker : public Checker {
 
   // A read of a leaked binding (restored at `restore`): the first is the root.
   Blame leak(std::size_t restore, const Event& e) {
+    const std::string why = " (a binding whose `where` had already ended)";
     const auto root = leak_roots_.find(restore);
-    if (root != leak_roots_.end()) return {"FL-3.1", {restore}, root->second};
+    if (root != leak_roots_.end()) return {"FL-3.1", {restore}, root->second, why};
     leak_roots_.emplace(restore, Cause{"FL-3.1", {restore, e.line}});
-    return {"FL-3.1", {restore}, std::nullopt};
+    return {"FL-3.1", {restore}, std::nullopt, why};
+  }
+
+  // [FL-3.1] the restore of `key` to `seen` on fiber `f` itself within (after, before): its line, or 0.
+  static std::size_t restored_between(const Fiber& f, const std::string& key, const Value& seen,
+                                      std::size_t after, std::size_t before) {
+    const auto r = f.restored.find(key);
+    if (r == f.restored.end()) return 0;
+    for (const auto& [v, line] : r->second.list)
+      if (v == seen && after < line && line < before) return line;
+    return 0;
   }
 
   // Which rule a wrong read breaks, the lines of the events behind it, and
@@ -269,17 +317,42 @@ class FiberLocalChecker : public Checker {
     const auto found = std::find_if(f.frames.rbegin(), f.frames.rend(),
                                     [&](const Frame& fr) { return fr.install || fr.name == key; });
     const Frame* decider = found == f.frames.rend() ? nullptr : &*found;
+    if (seen) {
+      // [FL-3.1] a leaked binding already reported, seen again here (whatever frame decides)
+      if (const std::size_t r = leaked(e.fiber, key, *seen, e.line); r != 0 && leak_roots_.count(r) != 0)
+        return leak(r, e);
+      // [FL-3.4] a binding a handoff carried, seen again wherever it travelled
+      // from there (a snapshot, a lane turn, another handoff): its consequence
+      if (const auto c = carried_values_.find(key + '\n' + show_value(*seen)); c != carried_values_.end())
+        return Blame{"FL-3.4", {}, c->second, " (a binding carried into a handoff, seen again)"};
+    }
     if (decider != nullptr && decider->install) {
-      // [FL-3.1] a snapshot captured after a restore that did not end its binding
-      if (seen && !decider->captured_by.empty()) {
-        if (const std::size_t r = leaked(decider->captured_by, key, *seen, decider->captured)) return leak(r, e);
+      if (seen) {
+        // [FL-3.1] a snapshot captured after a restore that did not end its
+        // binding, or a binding restored inside this install that stayed in it
+        if (!decider->captured_by.empty()) {
+          if (const std::size_t r = leaked(decider->captured_by, key, *seen, decider->captured)) return leak(r, e);
+        }
+        if (const std::size_t r = restored_between(f, key, *seen, decider->line, e.line)) return leak(r, e);
+        // [FL-3.4] a snapshot captured in a handoff that carried its spawner's binding
+        if (!decider->captured_by.empty())
+          if (auto b = carried(decider->captured_by, key, *seen, e)) return *b;
       }
       return {"FL-3.5", {decider->line}, std::nullopt};  // [FL-3.5]
+    }
+    if (seen && decider == nullptr) {
+      // [FL-3.4] a handoff (or a structured child of one) sees what the handoff carried
+      if (auto b = carried(e.fiber, key, *seen, e)) return *b;
     }
     const auto holds = [&](const Env& env) {
       const auto it = env.find(key);
       return seen ? (it != env.end() && it->second == *seen) : it == env.end();
     };
+    // [FL-3.1] a binding this fiber restored is still seen: its own `where`
+    // leaked it (before the other sources: it is the nearest one)
+    if (seen) {
+      if (const std::size_t r = restored_between(f, key, *seen, 0, e.line)) return leak(r, e);
+    }
     for (const auto& [env, line] : f.uninstalled) {  // [FL-3.6] a snapshot outlived its run
       if (seen && holds(env)) return {"FL-3.6", {line}, std::nullopt};
     }
@@ -328,6 +401,8 @@ class FiberLocalChecker : public Checker {
   std::pair<const std::string, Fiber>* last_fiber_ = nullptr;  // of the previous event (nodes are stable)
   std::map<std::string, Snapshot> snapshots_;
   std::map<std::size_t, Cause> leak_roots_;  // restore line -> the first read of its leaked binding (one per violation)
+  std::map<std::string, Cause> carry_roots_;  // handoff + '\n' + key -> the first read of what it carried (one per violation)
+  std::map<std::string, Cause> carried_values_;  // key + '\n' + value carried -> that root (one per violation)
   struct Bind {
     std::string fiber;
     Value value;
