@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "oracle/check/trace_checker.hpp"
+#include "oracle/pipeline.hpp"
+#include "oracle/scenario/scenario.hpp"
 #include "oracle/trace/reader.hpp"
 
 namespace turnstile::oracle::testing {
@@ -52,6 +54,28 @@ inline std::string describe(const std::vector<Violation>& violations) {
   std::string out;
   for (const auto& v : violations) out += "\n  " + to_string(v);
   return out.empty() ? " (none)" : out;
+}
+
+// The violations of a corpus trace, with its scenario's `expect`s when a
+// <name>.scenario.json sits beside it.
+inline std::vector<Violation> check_corpus_file(const std::filesystem::path& file, Trace* parsed = nullptr) {
+  const Trace trace = parse_corpus_file(file);
+  if (parsed != nullptr) *parsed = trace;
+  auto sidecar = file;
+  sidecar.replace_extension(".scenario.json");
+  if (!std::filesystem::exists(sidecar)) return check_trace(trace);
+  const auto doc = nlohmann::json::parse(read_file(sidecar), nullptr, false);
+  auto scenario = parse_scenario(doc, sidecar.filename().string());
+  if (auto* e = std::get_if<InputError>(&scenario)) {
+    ADD_FAILURE() << "corpus scenario is unusable: " << e->to_string();
+    return check_trace(trace);
+  }
+  return check_with_scenario(trace, &std::get<Scenario>(scenario));
+}
+
+// The violations of bad/<name>.jsonl (with its scenario, if any).
+inline std::vector<Violation> bad_violations(const std::string& name) {
+  return check_corpus_file(corpus_dir() / "bad" / (name + ".jsonl"));
 }
 
 }  // namespace turnstile::oracle::testing

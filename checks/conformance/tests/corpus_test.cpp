@@ -9,8 +9,6 @@
 #include <map>
 
 #include "corpus_support.hpp"
-#include "oracle/pipeline.hpp"
-#include "oracle/scenario/scenario.hpp"
 
 namespace turnstile::oracle::testing {
 namespace {
@@ -21,24 +19,7 @@ const std::vector<std::string> kCheckedRules = {
     "LANE-7.4", "LANE-7.6", "LANE-5.6", "LANE-7.5", "FL-3.1",   "FL-3.2",   "FL-3.3",
     "FL-3.4",   "FL-3.5",   "FL-3.6",   "TURN-3.1", "TURN-2.2", "TURN-2.1", "TURN-7.1",
     "TURN-5.2", "LANE-8.5", "LANE-8.6", "LANE-8.8", "LANE-8.9", "LANE-8.10", "TURN-1.1",
-    "TURN-2.3", "TURN-3.2", "TURN-4.2", "TURN-3.3"};
-
-// The violations of a corpus trace, with its scenario's `expect`s when a
-// <name>.scenario.json sits beside it.
-std::vector<Violation> check_corpus_file(const std::filesystem::path& file, Trace* parsed = nullptr) {
-  const Trace trace = parse_corpus_file(file);
-  if (parsed != nullptr) *parsed = trace;
-  auto sidecar = file;
-  sidecar.replace_extension(".scenario.json");
-  if (!std::filesystem::exists(sidecar)) return check_trace(trace);
-  const auto doc = nlohmann::json::parse(read_file(sidecar), nullptr, false);
-  auto scenario = parse_scenario(doc, sidecar.filename().string());
-  if (auto* e = std::get_if<InputError>(&scenario)) {
-    ADD_FAILURE() << "corpus scenario is unusable: " << e->to_string();
-    return check_trace(trace);
-  }
-  return check_with_scenario(trace, &std::get<Scenario>(scenario));
-}
+    "TURN-2.3", "TURN-3.2", "TURN-4.2", "TURN-3.3", "FL-3.9"};
 
 // Every bad trace named RULE.*.jsonl is rejected under RULE and nothing else.
 void expect_bad_corpus(const std::string& rule) {
@@ -71,10 +52,6 @@ void expect_good(const std::string& name) {
   EXPECT_TRUE(violations.empty()) << describe(violations);
 }
 
-// The violations of bad/<name>.jsonl (with its scenario, if any).
-std::vector<Violation> bad_violations(const std::string& name) {
-  return check_corpus_file(corpus_dir() / "bad" / (name + ".jsonl"));
-}
 
 // spec: [LANE-5.1] [TRACE-5.1]
 TEST(BadTraceCorpus, Lane5_1_MutualExclusion) { expect_bad_corpus("LANE-5.1"); }
@@ -110,6 +87,8 @@ TEST(BadTraceCorpus, Fl3_4_HandoffCarriesNothing) { expect_bad_corpus("FL-3.4");
 TEST(BadTraceCorpus, Fl3_5_InstallSeesTheSnapshot) { expect_bad_corpus("FL-3.5"); }
 // spec: [FL-3.6] [TRACE-5.1]
 TEST(BadTraceCorpus, Fl3_6_UninstallRestoresTheWorker) { expect_bad_corpus("FL-3.6"); }
+// spec: [FL-3.9] [TRACE-5.1]
+TEST(BadTraceCorpus, Fl3_9_LaneTurnKeysFlowFromItsSubmitter) { expect_bad_corpus("FL-3.9"); }
 // spec: [TURN-3.1] [TRACE-5.1]
 TEST(BadTraceCorpus, Turn3_1_OneSerialTurnAtATime) { expect_bad_corpus("TURN-3.1"); }
 // spec: [TURN-2.2] [TRACE-5.1]

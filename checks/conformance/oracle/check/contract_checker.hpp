@@ -41,10 +41,11 @@ struct Report {
   };
   std::vector<Unsettled> unsettled;
 
+  // `scope`: what the rule's promise is about, for repeats (Violation::scope).
   void add(std::string rule, std::vector<std::size_t> lines, std::string message,
-           std::optional<Cause> cause = std::nullopt) {
-    violations.push_back(
-        Violation{std::move(rule), std::move(lines), std::move(message), false, std::move(cause)});
+           std::optional<Cause> cause = std::nullopt, std::string scope = {}) {
+    violations.push_back(Violation{std::move(rule), std::move(lines), std::move(message), false,
+                                   std::move(cause), std::move(scope)});
   }
 };
 

@@ -7,7 +7,8 @@
 // environment plus one binding, `fl.install` pushes the captured snapshot in
 // place of the fiber's own chain, `fl.restore`/`fl.uninstall` pop. A read must
 // see the top environment. When it does not, the rule it breaks is chosen from
-// where the expected (or the observed) value comes from; see attribute().
+// where the expected (or the observed) value comes from: attribute(), in
+// fiber_local_blame.cpp (the class: fiber_local.hpp).
 //
 // State: per fiber its frames (what is open) and, for attribution only, what
 // it left behind (snapshots uninstalled, bindings restored), and per key the
@@ -28,319 +29,169 @@
 // the same leaked binding is marked as its consequence. At a quiescent `end`
 // a bind never restored, or an install never uninstalled, is reported
 // ([FL-3.1], [FL-3.6]).
-#include <algorithm>
-#include <deque>
-#include <set>
-#include <unordered_map>
-#include <map>
-#include <optional>
+#include "oracle/check/fiber_local.hpp"
 
-#include "oracle/check/contract_checker.hpp"
+#include <algorithm>
 
 namespace turnstile::oracle::detail {
 
-namespace {
-
-using Env = std::map<std::string, Value>;
-
-struct Frame {
-  bool install = false;
-  std::string name;  // the key (bind) or ctx (install)
-  std::size_t line = 0;
-  Env env;           // the environment while this frame is the innermost
-  std::string captured_by;  // install: the fiber that captured the snapshot
-  std::size_t captured = 0; // install: the line of its capture
-};
-
-struct Snapshot {
-  Env env;
-  std::string fiber;
-  std::size_t line = 0;
-};
-
-// Which rule a wrong read breaks, the lines behind it, and its root cause.
-struct Blame {
-  std::string rule;
-  std::vector<std::size_t> lines;
-  std::optional<Cause> cause;
-};
-
-struct Fiber {
-  std::size_t first_event = 0;
-  std::size_t spawn = 0;
-  std::string parent;
-  bool structured = false;
-  Env base;
-  std::vector<Frame> frames;
-  std::deque<std::pair<Env, std::size_t>> uninstalled;  // snapshots this fiber left, and where
-  struct Restored {
-    std::deque<std::pair<Value, std::size_t>> list;  // first restore of each value, oldest first
-    std::set<std::string> values;                    // show_value() of those in `list`
-  };
-  std::map<std::string, Restored> restored;  // ditto binds, by key
-
-  const Env& env() const { return frames.empty() ? base : frames.back().env; }
-};
-
-std::string show(const std::optional<Value>& v) {
-  return v ? show_value(*v) : std::string("unbound");
+std::size_t FiberLocalChecker::retained() const {
+  std::size_t n = fibers_.size() + snapshots_.size() + leak_roots_.size() + carry_roots_.size() +
+                  carried_values_.size();
+  for (const auto& [name, f] : fibers_) {
+    n += f.frames.size() + f.uninstalled.size();
+    for (const auto& [key, r] : f.restored) n += r.list.size();
+  }
+  for (const auto& [key, b] : binds_) n += b.list.size();
+  return n;
 }
 
-class FiberLocalChecker : public Checker {
- public:
-  explicit FiberLocalChecker(Report& report) : r_(report) {}
-
-  std::size_t retained() const override {
-    std::size_t n = fibers_.size() + snapshots_.size() + leak_roots_.size();
-    for (const auto& [name, f] : fibers_) {
-      n += f.frames.size() + f.uninstalled.size();
-      for (const auto& [key, r] : f.restored) n += r.list.size();
-    }
-    for (const auto& [key, b] : binds_) n += b.list.size();
-    return n;
-  }
-
-  void on_event(const Event& e) override {
-    if (e.fiber.empty()) return;
-    Fiber& f = fiber_named(e.fiber);
-    if (f.first_event == 0) f.first_event = e.line;
-    switch (e.kind) {
-      case EventKind::kFiberSpawn: return spawn(e, f);
-      case EventKind::kFlBind: {
-        Frame frame{false, e.str("key"), e.line, f.env(), "", 0};
-        frame.env[frame.name] = e.value("value");
-        remember_bind(frame.name, e);
-        f.frames.push_back(std::move(frame));
-        return;
-      }
-      case EventKind::kFlRestore: return pop(e, f, false, e.str("key"), "FL-3.1");
-      case EventKind::kFlRead: return read(e, f);
-      case EventKind::kFlCapture:
-        snapshots_[e.str("ctx")] = Snapshot{f.env(), e.fiber, e.line};
-        return;
-      case EventKind::kFlInstall: return install(e, f);
-      case EventKind::kFlUninstall: return pop(e, f, true, e.str("ctx"), "FL-3.6");
-      default: return;  // not for this model
-    }
-  }
-
-  // At a quiescent `end` every `where` has restored and every `run` has
-  // uninstalled. (At a timeout, fibers may still be inside them.)
-  void at_end(const Event& end) override {
-    if (end.str("status") != "quiescent") return;
-    for (const auto& [name, f] : fibers_) {
-      for (const Frame& fr : f.frames) {
-        r_.unsettled.push_back(
-            {{fr.install ? "FL-3.6" : "FL-3.1", {fr.line, end.line},
-              (fr.install ? "install of context " : "bind of key ") + q(fr.name) + " on fiber " + q(name) +
-                  (fr.install ? " was never uninstalled" : " was never restored") +
-                  " before a quiescent `end`",
-              false},
-             name, ""});
-      }
-    }
-  }
-
- private:
-  // The fiber named `name`, made on its first event. Consecutive events are
-  // often of one fiber: the last one is looked up first (map nodes are stable).
-  Fiber& fiber_named(const std::string& name) {
-    if (last_fiber_ != nullptr && last_fiber_->first == name) return last_fiber_->second;
-    last_fiber_ = &*fibers_.try_emplace(name).first;
-    return last_fiber_->second;
-  }
-
-  void install(const Event& e, Fiber& f) {
-    const auto it = snapshots_.find(e.str("ctx"));
-    if (it == snapshots_.end()) {  // [FL-3.5] only a captured context can be installed
-      r_.add("FL-3.5", {e.line}, "fiber " + q(e.fiber) + " installed context " + q(e.str("ctx")) +
-                                     ", which was never captured");
-    }
-    // [FL-3.6] run replaces the fiber's chain for the extent; it does not merge.
-    Frame frame{true, e.str("ctx"), e.line, Env{}, "", 0};
-    if (it != snapshots_.end()) {
-      frame.env = it->second.env;
-      frame.captured_by = it->second.fiber;
-      frame.captured = it->second.line;
-    }
-    f.frames.push_back(std::move(frame));
-  }
-
-  void spawn(const Event& e, Fiber& parent) {
-    const std::string& name = e.str("child");
-    const bool structured = e.flag("structured");
-    const char* rule = structured ? "FL-3.2" : "FL-3.4";
-    const auto it = fibers_.find(name);
-    if (it != fibers_.end() && it->second.first_event != 0) {
-      // A child's first event comes after the spawn that names it.
-      r_.add(rule, {it->second.first_event, e.line},
-             "fiber " + q(name) + " was spawned after it had already emitted events");
+void FiberLocalChecker::on_event(const Event& e) {
+  if (e.fiber.empty()) return;
+  Fiber& f = fiber_named(e.fiber);
+  if (f.first_event == 0) f.first_event = e.line;
+  switch (e.kind) {
+    case EventKind::kFiberSpawn: return spawn(e, f);
+    case EventKind::kFlBind: {
+      Frame frame{false, e.str("key"), e.line, f.env(), "", 0};
+      frame.env[frame.name] = e.value("value");
+      remember_bind(frame.name, e);
+      f.frames.push_back(std::move(frame));
       return;
     }
-    Fiber child;
-    child.spawn = e.line;
-    child.parent = e.fiber;
-    child.structured = structured;
-    if (structured) child.base = parent.env();  // [FL-3.2] inherit at the spawn
-    fibers_[name] = std::move(child);           // [FL-3.4] a handoff starts empty
-  }
-
-  void pop(const Event& e, Fiber& f, bool install, const std::string& name, const char* rule) {
-    const char* what = install ? "uninstall of context " : "restore of key ";
-    std::size_t at = f.frames.size();
-    while (at > 0 && !(f.frames[at - 1].install == install && f.frames[at - 1].name == name)) --at;
-    if (at == 0) {  // [FL-3.1]/[FL-3.6] restores and uninstalls end an open bind/install
-      r_.add(rule, {e.line}, std::string(what) + q(name) + " on fiber " + q(e.fiber) +
-                                 " has no matching open " + (install ? "install" : "bind"));
+    case EventKind::kFlRestore: return pop(e, f, false, e.str("key"), "FL-3.1");
+    case EventKind::kFlRead: return read(e, f);
+    case EventKind::kFlCapture:
+      snapshots_[e.str("ctx")] = Snapshot{f.env(), e.fiber, e.line};
       return;
-    }
-    if (at != f.frames.size()) {  // not the innermost: they must nest
-      r_.add(rule, {f.frames.back().line, e.line},
-             std::string(what) + q(name) + " on fiber " + q(e.fiber) +
-                 " does not end the innermost open " +
-                 (f.frames.back().install ? "install" : "bind") + " (they must nest)");
-    }
-    for (std::size_t i = at - 1; i < f.frames.size(); ++i) {
-      const Frame& fr = f.frames[i];
-      if (fr.install) {
-        f.uninstalled.emplace_back(fr.env, e.line);
-        if (f.uninstalled.size() > kSnapshotWindow) f.uninstalled.pop_front();
-        continue;
-      }
-      const Value& v = fr.env.at(fr.name);
-      auto& r = f.restored[fr.name];
-      if (!r.values.insert(show_value(v)).second) continue;  // an earlier restore of it is kept
-      r.list.emplace_back(v, e.line);
-      if (r.list.size() > kSettledWindow) {
-        r.values.erase(show_value(r.list.front().first));
-        r.list.pop_front();
-      }
-    }
-    f.frames.resize(at - 1);
+    case EventKind::kFlInstall: return install(e, f);
+    case EventKind::kFlUninstall: return pop(e, f, true, e.str("ctx"), "FL-3.6");
+    default: return;  // not for this model
   }
+}
 
-  void read(const Event& e, const Fiber& f) {
-    const std::string& key = e.str("key");
-    std::optional<Value> seen;
-    if (!e.flag("unbound")) seen = e.value("value");
-    std::optional<Value> want;
-    if (const auto it = f.env().find(key); it != f.env().end()) want = it->second;
-    if (seen == want) return;
-    Blame blame = attribute(e, f, key, seen);
-    blame.lines.push_back(e.line);
-    r_.add(blame.rule, blame.lines,
-           "fiber " + q(e.fiber) + " read " + q(key) + " as " + show(seen) + " but its bindings say " +
-               show(want) + (blame.cause ? " (a binding whose `where` had already ended)" : ""),
-           blame.cause);
-  }
-
-  // [FL-3.1] the restore of `key` to `seen` on `fiber` before line `before`, or
-  // on an ancestor before the spawn that leads to `fiber`: its line, or 0.
-  std::size_t leaked(const std::string& fiber, const std::string& key, const Value& seen,
-                     std::size_t before) const {
-    std::string at = fiber;
-    for (std::size_t guard = 0; guard <= fibers_.size(); ++guard) {
-      const auto it = fibers_.find(at);
-      if (it == fibers_.end()) return 0;
-      const Fiber& f = it->second;
-      if (const auto r = f.restored.find(key); r != f.restored.end()) {
-        for (const auto& [v, line] : r->second.list)  // the first restore of each value (exact for `< before`)
-          if (v == seen && line < before) return line;
-      }
-      if (!f.structured || f.parent.empty()) return 0;  // a handoff or root inherits nothing
-      before = f.spawn;
-      at = f.parent;
+// At a quiescent `end` every `where` has restored and every `run` has
+// uninstalled. (At a timeout, fibers may still be inside them.)
+void FiberLocalChecker::at_end(const Event& end) {
+  if (end.str("status") != "quiescent") return;
+  for (const auto& [name, f] : fibers_) {
+    for (const Frame& fr : f.frames) {
+      r_.unsettled.push_back(
+          {{fr.install ? "FL-3.6" : "FL-3.1", {fr.line, end.line},
+            (fr.install ? "install of context " : "bind of key ") + q(fr.name) + " on fiber " + q(name) +
+                (fr.install ? " was never uninstalled" : " was never restored") +
+                " before a quiescent `end`",
+            false},
+           name, ""});
     }
-    return 0;
   }
+}
 
-  // A read of a leaked binding (restored at `restore`): the first is the root.
-  Blame leak(std::size_t restore, const Event& e) {
-    const auto root = leak_roots_.find(restore);
-    if (root != leak_roots_.end()) return {"FL-3.1", {restore}, root->second};
-    leak_roots_.emplace(restore, Cause{"FL-3.1", {restore, e.line}});
-    return {"FL-3.1", {restore}, std::nullopt};
+// The fiber named `name`, made on its first event. Consecutive events are
+// often of one fiber: the last one is looked up first (map nodes are stable).
+Fiber& FiberLocalChecker::fiber_named(const std::string& name) {
+  if (last_fiber_ != nullptr && last_fiber_->first == name) return last_fiber_->second;
+  last_fiber_ = &*fibers_.try_emplace(name).first;
+  return last_fiber_->second;
+}
+
+void FiberLocalChecker::install(const Event& e, Fiber& f) {
+  const auto it = snapshots_.find(e.str("ctx"));
+  if (it == snapshots_.end()) {  // [FL-3.5] only a captured context can be installed
+    r_.add("FL-3.5", {e.line}, "fiber " + q(e.fiber) + " installed context " + q(e.str("ctx")) +
+                                   ", which was never captured");
   }
+  // [FL-3.6] run replaces the fiber's chain for the extent; it does not merge.
+  Frame frame{true, e.str("ctx"), e.line, Env{}, "", 0};
+  if (it != snapshots_.end()) {
+    frame.env = it->second.env;
+    frame.captured_by = it->second.fiber;
+    frame.captured = it->second.line;
+  }
+  f.frames.push_back(std::move(frame));
+}
 
-  // Which rule a wrong read breaks, the lines of the events behind it, and
-  // the root cause when it follows from an earlier violation.
-  Blame attribute(const Event& e, const Fiber& f, const std::string& key, const std::optional<Value>& seen) {
-    // Innermost frame that decides the key: an install, or a bind of the key.
-    const auto found = std::find_if(f.frames.rbegin(), f.frames.rend(),
-                                    [&](const Frame& fr) { return fr.install || fr.name == key; });
-    const Frame* decider = found == f.frames.rend() ? nullptr : &*found;
-    if (decider != nullptr && decider->install) {
-      // [FL-3.1] a snapshot captured after a restore that did not end its binding
-      if (seen && !decider->captured_by.empty()) {
-        if (const std::size_t r = leaked(decider->captured_by, key, *seen, decider->captured)) return leak(r, e);
-      }
-      return {"FL-3.5", {decider->line}, std::nullopt};  // [FL-3.5]
+void FiberLocalChecker::spawn(const Event& e, Fiber& parent) {
+  const std::string& name = e.str("child");
+  const bool structured = e.flag("structured");
+  const char* rule = structured ? "FL-3.2" : "FL-3.4";
+  const auto it = fibers_.find(name);
+  if (it != fibers_.end() && it->second.first_event != 0) {
+    // A child's first event comes after the spawn that names it.
+    r_.add(rule, {it->second.first_event, e.line},
+           "fiber " + q(name) + " was spawned after it had already emitted events");
+    return;
+  }
+  Fiber child;
+  child.spawn = e.line;
+  child.parent = e.fiber;
+  child.structured = structured;
+  if (structured) child.base = parent.env();  // [FL-3.2] inherit at the spawn
+  else child.carried = parent.env();          // [FL-3.4] a handoff starts empty (what it must not see)
+  fibers_[name] = std::move(child);
+}
+
+void FiberLocalChecker::pop(const Event& e, Fiber& f, bool install, const std::string& name, const char* rule) {
+  const char* what = install ? "uninstall of context " : "restore of key ";
+  std::size_t at = f.frames.size();
+  while (at > 0 && !(f.frames[at - 1].install == install && f.frames[at - 1].name == name)) --at;
+  if (at == 0) {  // [FL-3.1]/[FL-3.6] restores and uninstalls end an open bind/install
+    r_.add(rule, {e.line}, std::string(what) + q(name) + " on fiber " + q(e.fiber) +
+                               " has no matching open " + (install ? "install" : "bind"));
+    return;
+  }
+  if (at != f.frames.size()) {  // not the innermost: they must nest
+    r_.add(rule, {f.frames.back().line, e.line},
+           std::string(what) + q(name) + " on fiber " + q(e.fiber) +
+               " does not end the innermost open " +
+               (f.frames.back().install ? "install" : "bind") + " (they must nest)");
+  }
+  for (std::size_t i = at - 1; i < f.frames.size(); ++i) {
+    const Frame& fr = f.frames[i];
+    if (fr.install) {
+      f.uninstalled.emplace_back(fr.env, e.line);
+      if (f.uninstalled.size() > kSnapshotWindow) f.uninstalled.pop_front();
+      continue;
     }
-    const auto holds = [&](const Env& env) {
-      const auto it = env.find(key);
-      return seen ? (it != env.end() && it->second == *seen) : it == env.end();
-    };
-    for (const auto& [env, line] : f.uninstalled) {  // [FL-3.6] a snapshot outlived its run
-      if (seen && holds(env)) return {"FL-3.6", {line}, std::nullopt};
+    const Value& v = fr.env.at(fr.name);
+    auto& r = f.restored[fr.name];
+    if (!r.values.insert(show_value(v)).second) continue;  // an earlier restore of it is kept
+    r.list.emplace_back(v, e.line);
+    if (r.list.size() > kSettledWindow) {
+      r.values.erase(show_value(r.list.front().first));
+      r.list.pop_front();
     }
-    if (seen) {  // [FL-3.3] a value some other, non-ancestor fiber bound
-      for (const auto& b : binds_[key].list) {
-        if (b.fiber != e.fiber && b.value == *seen && !is_ancestor(b.fiber, e.fiber)) {
-          return {"FL-3.3", {b.line}, std::nullopt};
-        }
-      }
-      // [FL-3.1] a restored binding still seen, on this fiber or inherited
-      // from an ancestor's restore before the spawn
-      if (const std::size_t r = leaked(e.fiber, key, *seen, e.line)) return leak(r, e);
-    }
-    if (decider != nullptr) return {"FL-3.1", {decider->line}, std::nullopt};  // [FL-3.1] innermost bind
-    if (f.spawn == 0) return {"FL-3.1", {}, std::nullopt};                      // a root fiber starts unbound
-    return {f.structured ? "FL-3.2" : "FL-3.4", {f.spawn}, std::nullopt};      // [FL-3.2] / [FL-3.4]
   }
+  f.frames.resize(at - 1);
+}
 
-  bool is_ancestor(const std::string& maybe, const std::string& fiber) const {
-    std::string at = fiber;
-    for (std::size_t guard = 0; guard <= fibers_.size(); ++guard) {
-      const auto it = fibers_.find(at);
-      if (it == fibers_.end() || it->second.parent.empty()) return false;
-      at = it->second.parent;
-      if (at == maybe) return true;
-    }
-    return false;
-  }
+void FiberLocalChecker::read(const Event& e, const Fiber& f) {
+  const std::string& key = e.str("key");
+  std::optional<Value> seen;
+  if (!e.flag("unbound")) seen = e.value("value");
+  std::optional<Value> want;
+  if (const auto it = f.env().find(key); it != f.env().end()) want = it->second;
+  if (seen == want) return;
+  Blame blame = attribute(e, f, key, seen);
+  blame.lines.push_back(e.line);
+  r_.add(blame.rule, blame.lines,
+         "fiber " + q(e.fiber) + " read " + q(key) + " as " + show(seen) + " but its bindings say " +
+             show(want) + blame.why,
+         blame.cause, "fiber-local");  // repeats (A5): every key of a trace is one implementation
+  r_.violations.back().fiber = e.fiber;  // (A3: a read inside a span of a root)
+}
 
-  // The first bind of each (fiber, value) of a key, any fiber, oldest first
-  // (bounded: see the top of the file).
-  void remember_bind(const std::string& key, const Event& e) {
-    auto& b = binds_[key];
-    const Value& value = e.value("value");
-    if (!b.seen.insert(e.fiber + '\n' + show_value(value)).second) return;
-    b.list.push_back({e.fiber, value, e.line});
-    if (b.list.size() <= kSettledWindow) return;
-    b.seen.erase(b.list.front().fiber + '\n' + show_value(b.list.front().value));
-    b.list.pop_front();
-  }
-
-  static constexpr std::size_t kSnapshotWindow = 64;
-
-  Report& r_;
-  std::unordered_map<std::string, Fiber, IdHash> fibers_;
-  std::pair<const std::string, Fiber>* last_fiber_ = nullptr;  // of the previous event (nodes are stable)
-  std::map<std::string, Snapshot> snapshots_;
-  std::map<std::size_t, Cause> leak_roots_;  // restore line -> the first read of its leaked binding (one per violation)
-  struct Bind {
-    std::string fiber;
-    Value value;
-    std::size_t line;
-  };
-  struct Binds {
-    std::deque<Bind> list;
-    std::set<std::string> seen;  // fiber + '\n' + show_value(value) of those in `list`
-  };
-  std::map<std::string, Binds> binds_;  // by key
-};
-
-}  // namespace
+// The first bind of each (fiber, value) of a key, any fiber, oldest first
+// (bounded: see the top of the file).
+void FiberLocalChecker::remember_bind(const std::string& key, const Event& e) {
+  auto& b = binds_[key];
+  const Value& value = e.value("value");
+  if (!b.seen.insert(e.fiber + '\n' + show_value(value)).second) return;
+  b.list.push_back({e.fiber, value, e.line});
+  if (b.list.size() <= kSettledWindow) return;
+  b.seen.erase(b.list.front().fiber + '\n' + show_value(b.list.front().value));
+  b.list.pop_front();
+}
 
 std::unique_ptr<Checker> make_fiber_local_checker(Report& report) {
   return std::make_unique<FiberLocalChecker>(report);

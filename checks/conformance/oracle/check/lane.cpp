@@ -27,7 +27,8 @@
 namespace turnstile::oracle::detail {
 
 std::size_t LaneChecker::retained() const {
-  std::size_t n = settled_.size() + pending_.size() + spawned_in_.size() + ctx_lanes_.size() + installs_.size();
+  std::size_t n = settled_.size() + pending_.size() + spawned_in_.size() + ctx_lanes_.size() + installs_.size() +
+                  capture_for_.size() + ctx_item_.size() + tainted_.size() + tainted_ctx_.size();
   for (const auto& [fiber, lanes] : fiber_turns_) n += lanes.empty() ? 0 : 1;
   for (const auto& [name, lane] : lanes_) n += lane.items.size() + lane.queue.size() + lane.open.size();
   return n;
@@ -91,9 +92,22 @@ void LaneChecker::at_end(const Event& end) {
         } else {
           r_.unsettled.push_back({{"LANE-8.1", {item.submit, end.line},
                                    "submission of item " + q(id) + " on lane " + q(name) +
-                                       " was never accepted or refused before `end`", false},
+                                       " was never accepted or refused before `end`", false, item.late},
                                   item.fiber, ""});
         }
+        continue;
+      }
+      if (item.reentrant && item.start == 0 && on_lane(item.fiber, name)) {
+        // [LANE-8.4] the hang an accepted reentrant run makes: queued behind the
+        // turn that submitted it, which never ended (it waits for the run).
+        std::vector<std::size_t> lines{item.submit, item.answer, end.line};
+        for (const auto& other : lane.open) {
+          if (lane.items[other].start_fiber == item.fiber) lines.push_back(lane.items[other].start);
+        }
+        r_.add("LANE-8.4", lines, "reentrant run of item " + q(id) + " on lane " + q(name) +
+                                      " was accepted and queued behind the turn that submitted it, which never "
+                                      "ended: a possible hang (it must be refused)", item.reentrant);
+        r_.stuck_fibers.insert(item.fiber);
         continue;
       }
       if (!item.accepted || item.flagged) continue;
@@ -147,7 +161,10 @@ void LaneChecker::settle(Lane& lane, const std::string& id, Item& item) {
   item.settled = true;
   settled_.emplace_back(&lane, id);
   if (settled_.size() <= kSettledWindow) return;
-  settled_.front().first->items.erase(settled_.front().second);
+  auto& items = settled_.front().first->items;
+  if (const auto old = items.find(settled_.front().second); old != items.end() && !old->second.ctx.empty())
+    ctx_item_.erase(old->second.ctx);
+  items.erase(settled_.front().second);
   settled_.pop_front();
 }
 
@@ -181,11 +198,25 @@ void LaneChecker::never_drained(Lane& lane, const Event& end) {
 // Where each fiber and context comes from, for [LANE-8.5] and [LANE-8.6], and
 // [LANE-8.8]: a submission is answered before its fiber does anything else.
 void LaneChecker::origins(const Event& e) {
+  if (const auto c = capture_for_.find(e.fiber); c != capture_for_.end()) {
+    if (e.kind == EventKind::kFlCapture) {  // [FL-3.9] the context captured for the item's turn
+      const auto it = c->second.first->items.find(c->second.second);
+      if (it != c->second.first->items.end() && it->second.start == 0) {
+        it->second.ctx = e.str("ctx");
+        it->second.ctx_line = e.line;
+        ctx_item_[e.str("ctx")] = {c->second.second, e.line};
+      }
+    }
+    capture_for_.erase(c);
+  }
   const auto p = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& s) { return s.fiber == e.fiber; });
   if (p != pending_.end()) {
     const bool answer = (e.kind == EventKind::kLaneAccepted || e.kind == EventKind::kLaneRefused) &&
                         e.str("lane") == p->lane && e.str("item") == p->item;
-    if (!answer) {  // [LANE-8.8] registered before the call returns
+    // A turn of the item itself before its answer is a late `lane.accepted`:
+    // reported as [LANE-5.2] by turn_start (section 4, "Attribution").
+    const bool own_turn = e.kind == EventKind::kLaneTurnStart && e.str("lane") == p->lane && e.str("item") == p->item;
+    if (!answer && !own_turn) {  // [LANE-8.8] registered before the call returns
       r_.add("LANE-8.8", {p->line, e.line},
              "submission of item " + q(p->item) + " on lane " + q(p->lane) +
                  " was not accepted or refused before its fiber " + q(e.fiber) +
@@ -194,6 +225,7 @@ void LaneChecker::origins(const Event& e) {
     if (p != pending_.end() - 1) std::swap(*p, pending_.back());  // (their order does not matter)
     pending_.pop_back();
   }
+  if (!tainted_.empty() || !tainted_ctx_.empty()) taint(e);
   switch (e.kind) {
     case EventKind::kFiberSpawn: {  // [LANE-8.5] started from a turn: remember which lanes
       std::set<std::string> from = lanes_of(e.fiber);
@@ -210,7 +242,8 @@ void LaneChecker::origins(const Event& e) {
     }
     case EventKind::kFlInstall: {
       const auto c = ctx_lanes_.find(e.str("ctx"));
-      installs_[e.fiber].emplace_back(e.str("ctx"), c == ctx_lanes_.end() ? std::set<std::string>{} : c->second);
+      installs_[e.fiber].push_back(
+          Install{e.str("ctx"), c == ctx_lanes_.end() ? std::set<std::string>{} : c->second, e.line});
       break;
     }
     case EventKind::kFlUninstall: {
@@ -218,7 +251,7 @@ void LaneChecker::origins(const Event& e) {
       if (found == installs_.end()) break;
       auto& stack = found->second;
       const auto it = std::find_if(stack.rbegin(), stack.rend(),
-                                   [&](const auto& f) { return f.first == e.str("ctx"); });
+                                   [&](const Install& f) { return f.ctx == e.str("ctx"); });
       if (it != stack.rend()) stack.erase(std::next(it).base(), stack.end());
       if (stack.empty()) installs_.erase(found);
       break;
@@ -233,7 +266,7 @@ const char* LaneChecker::off_lane_rule(const std::string& fiber, const std::stri
     return "LANE-8.5";  // [LANE-8.5] a long-running operation started in a turn
   if (const auto i = installs_.find(fiber); i != installs_.end()) {
     for (const auto& frame : i->second)
-      if (frame.second.count(lane) != 0) return "LANE-8.6";  // [LANE-8.6] a callback outside the turn
+      if (frame.lanes.count(lane) != 0) return "LANE-8.6";  // [LANE-8.6] a callback outside the turn
   }
   return "LANE-8.7";
 }

@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <deque>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -28,6 +30,13 @@ struct LaneItem {
   std::string origin;  // why the submitter might look on the lane, for messages
   bool flagged = false;  // already reported; its later absence is not news
   bool settled = false;  // in the settled window (see lane.cpp)
+  // Roots about this item that later violations follow from (trace-format.md
+  // section 4, "Attribution"): accepted as a reentrant run ([LANE-5.3]), accepted
+  // after a close request ([LANE-7.4]), started before its `lane.accepted` ([LANE-5.2]).
+  std::optional<Cause> reentrant, closed, late;
+  std::string ctx;                    // the context captured for it (its submitter's next event), if any
+  std::size_t ctx_line = 0;
+  std::size_t foreign_ctx = SIZE_MAX;  // index in Report::violations of its [FL-3.9], if any
 };
 
 struct LaneState {
@@ -86,7 +95,31 @@ class LaneChecker : public Checker {
   std::map<std::string, std::set<std::string>> spawned_in_;  // fiber -> lanes whose turn started it
   std::map<std::string, std::set<std::string>> ctx_lanes_;   // ctx -> lanes whose turn captured it
   // fiber -> its open installs, innermost last: ctx and the lanes it was captured in
-  std::map<std::string, std::vector<std::pair<std::string, std::set<std::string>>>> installs_;
+  struct Install {
+    std::string ctx;
+    std::set<std::string> lanes;
+    std::size_t line = 0;
+  };
+  std::map<std::string, std::vector<Install>> installs_;
+  // [FL-3.9] the item whose capture a fiber's next event may be (after its
+  // `lane.accepted`), and the item each such capture was made for (while the
+  // item is open or in the settled window).
+  std::unordered_map<std::string, std::pair<Lane*, std::string>, IdHash> capture_for_;
+  std::unordered_map<std::string, std::pair<std::string, std::size_t>, IdHash> ctx_item_;  // ctx -> (item, line)
+  // Where the bindings of a turn run in a foreign context reach (A3): fiber ->
+  // the open span of that [FL-3.9] on it (the turn, an install of a context
+  // captured in such a span until its uninstall, a structured child spawned
+  // in one); and the contexts captured inside a span (the last kSettledWindow).
+  struct Taint {
+    std::size_t violation = 0, span = 0;
+    std::string until_ctx;  // an install's span ends at its uninstall; else at the turn's end, or never
+  };
+  std::unordered_map<std::string, Taint, IdHash> tainted_;
+  std::unordered_map<std::string, std::size_t, IdHash> tainted_ctx_;  // ctx -> violation
+  std::deque<std::string> tainted_order_;                             // of tainted_ctx_, oldest first
+  void foreign_context(Lane& lane, const Event& e, const std::string& id, Item& item);
+  void taint(const Event& e);
+  void open_span(std::size_t violation, const std::string& fiber, std::size_t line, std::string until_ctx);
 };
 
 }  // namespace turnstile::oracle::detail

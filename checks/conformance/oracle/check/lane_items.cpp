@@ -42,20 +42,28 @@ void LaneChecker::answer(Lane& lane, const Event& e, const std::string& id, Item
   }
   item.answer = n;
   const bool closed_before_submit = lane.close_requested != 0 && lane.close_requested < item.submit;
+  const std::string scope = "lane";  // for repeats (A5): every lane of a trace is one implementation
   if (e.kind == EventKind::kLaneAccepted) {
     item.accepted = true;
-    lane.queue.push_back(id);
+    if (item.start == 0) {
+      lane.queue.push_back(id);  // (a late answer: its turn already started, see turn_start)
+      capture_for_[e.fiber] = {&lane, id};  // [FL-3.9] the lane's capture for the turn, if any, is next
+    }
     if (item.run && item.submitter_on_lane) {  // [LANE-5.3]
       r_.add("LANE-5.3", {item.submit, n},
              "run of item " + q(id) + " was submitted from a turn of lane " + q(name) +
-                 " by fiber " + q(item.fiber) + " and accepted; it must be refused as reentrant");
+                 " by fiber " + q(item.fiber) + " and accepted; it must be refused as reentrant",
+             std::nullopt, scope);
       item.flagged = true;
+      item.reentrant = Cause{"LANE-5.3", {item.submit, n}};
     }
     if (closed_before_submit) {  // [LANE-7.4]
       r_.add("LANE-7.4", {lane.close_requested, item.submit, n},
              "item " + q(id) + " was submitted after lane " + q(name) +
-                 " was asked to close and accepted; it must be refused with `closed`");
+                 " was asked to close and accepted; it must be refused with `closed`",
+             std::nullopt, scope);
       item.flagged = true;
+      item.closed = Cause{"LANE-7.4", {lane.close_requested, item.submit, n}};
     }
     return;
   }
@@ -63,7 +71,7 @@ void LaneChecker::answer(Lane& lane, const Event& e, const std::string& id, Item
     if (lane.close_requested == 0) {  // [LANE-7.4] `closed` only after a close request
       r_.add("LANE-7.4", {item.submit, n},
              "item " + q(id) + " was refused with `closed` but lane " + q(name) +
-                 " was never asked to close before");
+                 " was never asked to close before", std::nullopt, scope);
     }
     return;
   }
@@ -72,30 +80,43 @@ void LaneChecker::answer(Lane& lane, const Event& e, const std::string& id, Item
     if (item.submitter_on_lane) {  // [LANE-7.7] posting from one's own turn is legal
       r_.add("LANE-7.7", {item.submit, n},
              "post of item " + q(id) + " from a turn of lane " + q(name) +
-                 " was refused as reentrant; it must be accepted and queued behind");
+                 " was refused as reentrant; it must be accepted and queued behind", std::nullopt, scope);
     } else {  // [LANE-8.7] (or 8.5/8.6 by where the fiber comes from)
       r_.add(item.off_lane_rule, {item.submit, n},
              "post of item " + q(id) + " from fiber " + q(item.fiber) + ", not on lane " +
-                 q(name) + ", was refused as reentrant" + item.origin);
+                 q(name) + ", was refused as reentrant" + item.origin, std::nullopt, scope);
     }
   } else if (!item.submitter_on_lane) {  // [LANE-8.7] no false reentrancy ([LANE-8.5], [LANE-8.6])
     r_.add(item.off_lane_rule, {item.submit, n},
            "run of item " + q(id) + " from fiber " + q(item.fiber) + ", not on lane " + q(name) +
-               ", was refused as reentrant" + item.origin);
+               ", was refused as reentrant" + item.origin, std::nullopt, scope);
   }
   if (closed_before_submit && !item.run) {
     // [LANE-7.4] after a close request, refusals say `closed` (a run from the
     // lane's own turn may say either).
     r_.add("LANE-7.4", {lane.close_requested, n},
            "item " + q(id) + " was submitted after lane " + q(name) +
-               " was asked to close; it must be refused with `closed`");
+               " was asked to close; it must be refused with `closed`", std::nullopt, scope);
   }
 }
 
 void LaneChecker::turn_start(Lane& lane, const Event& e, const std::string& id, Item& item) {
   const std::string& name = lane.name;
   const std::size_t n = e.line;
-  if (!item.accepted || item.start != 0) {  // [LANE-8.1] exactly once, never unaccepted
+  const std::string scope = "lane";  // for repeats (A5): every lane of a trace is one implementation
+  if (item.answer == 0 && item.start == 0) {
+    // [LANE-5.2] a turn that starts before its item's `lane.accepted`: the
+    // acceptance was written late (after the lane's lock was released,
+    // porting.md section 2), so the trace misorders it. One root; the item is
+    // taken as accepted here, and its late answer, its end and its awaiter's
+    // resumption are read as usual (section 4, "Attribution").
+    r_.add("LANE-5.2", {item.submit, n},
+           "turn of item " + q(id) + " started on lane " + q(name) +
+               " before its lane.accepted: the acceptance was emitted after the lane had taken the item "
+               "(emit it inside the lane's critical section)",
+           std::nullopt, scope);
+    item.late = Cause{"LANE-5.2", {item.submit, n}};
+  } else if (!item.accepted || item.start != 0) {  // [LANE-8.1] exactly once, never unaccepted
     r_.add("LANE-8.1", {item.start != 0 ? item.start : item.submit, n},
            item.start != 0 ? "turn of item " + q(id) + " on lane " + q(name) + " started twice"
                            : "turn of item " + q(id) + " on lane " + q(name) +
@@ -108,22 +129,23 @@ void LaneChecker::turn_start(Lane& lane, const Event& e, const std::string& id, 
     const Item& other = lane.items[lane.open.back()];
     r_.add("LANE-5.1", {other.start, n},
            "turn of item " + q(id) + " started on lane " + q(name) + " while the turn of item " +
-               q(lane.open.back()) + " was still open");
+               q(lane.open.back()) + " was still open", std::nullopt, scope);
   }
-  if (lane.drained != 0) {  // [LANE-7.6] nothing runs after the drain
+  if (lane.drained != 0) {  // [LANE-7.6] nothing runs after the drain (one accepted after the close: [LANE-7.4]'s)
     r_.add("LANE-7.6", {lane.drained, n},
-           "turn of item " + q(id) + " started after lane " + q(name) + " was drained");
+           "turn of item " + q(id) + " started after lane " + q(name) + " was drained", item.closed, scope);
   }
   const auto pos = std::find(lane.queue.begin(), lane.queue.end(), id);
   if (pos != lane.queue.end() && pos != lane.queue.begin()) {  // [LANE-5.2] FIFO
     const Item& first = lane.items[lane.queue.front()];
     r_.add("LANE-5.2", {first.answer, item.answer, n},
            "turn of item " + q(id) + " started on lane " + q(name) + " before item " +
-               q(lane.queue.front()) + ", which was accepted earlier");
+               q(lane.queue.front()) + ", which was accepted earlier", std::nullopt, scope);
   }
   if (pos != lane.queue.end()) lane.queue.erase(pos);
   lane.open.push_back(id);
   fiber_turns_[e.fiber].push_back(name);
+  foreign_context(lane, e, id, item);
 }
 
 void LaneChecker::turn_end(Lane& lane, const Event& e, const std::string& id, Item& item) {
@@ -138,6 +160,11 @@ void LaneChecker::turn_end(Lane& lane, const Event& e, const std::string& id, It
   }
   lane.open.erase(pos);
   item.end = e.line;
+  if (const auto t = tainted_.find(item.start_fiber);
+      t != tainted_.end() && t->second.violation == item.foreign_ctx && t->second.until_ctx.empty()) {
+    r_.violations[t->second.violation].spans[t->second.span].last = e.line;  // [FL-3.9] the span its turn ran in
+    tainted_.erase(t);
+  }
   item.outcome = e.str("outcome");
   auto& turns = fiber_turns_[item.start_fiber];
   const auto mine = std::find(turns.rbegin(), turns.rend(), name);
@@ -158,13 +185,13 @@ void LaneChecker::resumed(const Lane& lane, const Event& e, const std::string& i
   if (item.end == 0) {  // [LANE-5.6] resumption only after the marker is released
     r_.add("LANE-5.6", {item.start != 0 ? item.start : item.answer, n},
            "the awaiter of item " + q(id) + " on lane " + q(name) +
-               " resumed before the item's turn ended");
+               " resumed before the item's turn ended", std::nullopt, "lane");
     return;
   }
   if (on_lane(e.fiber, name)) {  // [LANE-5.6] never inline, inside someone's turn
     r_.add("LANE-5.6", {item.end, n},
            "the awaiter of item " + q(id) + " resumed on fiber " + q(e.fiber) +
-               " while that fiber was inside a turn of lane " + q(name));
+               " while that fiber was inside a turn of lane " + q(name), std::nullopt, "lane");
   } else if (const auto in = lanes_of(e.fiber); !in.empty()) {
     // [LANE-8.10] a lane turn never suspends: readers outside would see its
     // changes half made.
@@ -182,15 +209,28 @@ void LaneChecker::resumed(const Lane& lane, const Event& e, const std::string& i
 void LaneChecker::drained(Lane& lane, std::size_t n) {
   const std::string& name = lane.name;
   if (lane.close_requested == 0) {  // [LANE-7.6] drained only after a close request
-    r_.add("LANE-7.6", {n}, "lane " + q(name) + " reported drained without a close request");
+    r_.add("LANE-7.6", {n}, "lane " + q(name) + " reported drained without a close request", std::nullopt,
+           "lane");
   }
   std::vector<std::size_t> lines{n};
   std::string pending;
-  for (const auto& id : lane.queue) { lines.push_back(lane.items[id].answer); pending = id; }
-  for (const auto& id : lane.open) { lines.push_back(lane.items[id].start); pending = id; }
+  // Every item left was accepted after the close request: the drain that
+  // forgot it follows from that acceptance ([LANE-7.4]); else a root.
+  std::optional<Cause> cause;
+  bool all_closed = true;
+  const auto note = [&](const std::string& id, std::size_t line) {
+    const Item& it = lane.items[id];
+    lines.push_back(line);
+    pending = id;
+    if (!it.closed) all_closed = false;
+    else if (!cause) cause = it.closed;
+  };
+  for (const auto& id : lane.queue) note(id, lane.items[id].answer);
+  for (const auto& id : lane.open) note(id, lane.items[id].start);
   if (!pending.empty()) {  // [LANE-7.6] everything accepted has run
     r_.add("LANE-7.6", lines, "lane " + q(name) + " reported drained while accepted item " +
-                                  q(pending) + " had not finished its turn");
+                                  q(pending) + " had not finished its turn",
+           all_closed ? cause : std::nullopt, "lane");
   }
   if (lane.drained == 0) lane.drained = n;
 }
@@ -202,7 +242,7 @@ void LaneChecker::close_returned(const Lane& lane, const Event& e) {
   const std::string& name = lane.name;
   if (lane.close_requested == 0) {  // [LANE-7.6] a close returns only after it was requested
     r_.add("LANE-7.6", {n}, "close() of lane " + q(name) + " returned on fiber " + q(e.fiber) +
-                                " without a close request");
+                                " without a close request", std::nullopt, "lane");
     return;
   }
   if (lane.drained != 0) return;  // [LANE-7.6] close() completes once everything accepted has run
@@ -214,7 +254,8 @@ void LaneChecker::close_returned(const Lane& lane, const Event& e) {
   r_.add("LANE-7.6", lines, "close() of lane " + q(name) + " returned on fiber " + q(e.fiber) +
                                " before the lane drained" +
                                (pending == nullptr ? std::string()
-                                                   : " (accepted item " + q(*pending) + " had not finished its turn)"));
+                                                   : " (accepted item " + q(*pending) + " had not finished its turn)"),
+         std::nullopt, "lane");
 }
 
 }  // namespace turnstile::oracle::detail

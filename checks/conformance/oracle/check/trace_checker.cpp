@@ -12,11 +12,47 @@
 
 namespace turnstile::oracle {
 
+// spec/trace-format.md section 4, "Attribution", over the violations of one
+// trace in output order: a root of rule R about scope S after an earlier root
+// of R about S is a repeat, a consequence of that first root (A5); then every
+// consequence names a root, never another consequence (A0).
+namespace {
+void attribute_roots(std::vector<Violation>& out) {
+  // A3: a wrong read inside a span of an earlier root follows from it.
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    Violation& v = out[i];
+    if (v.consequence_of || v.fiber.empty() || v.lines.empty()) continue;
+    const std::size_t line = v.lines.back();
+    for (std::size_t k = 0; k < i && !v.consequence_of; ++k) {
+      for (const auto& span : out[k].spans)
+        if (span.fiber == v.fiber && span.first <= line && line <= span.last)
+          v.consequence_of = out[k].consequence_of ? *out[k].consequence_of : Cause{out[k].rule, out[k].lines};
+    }
+  }
+  std::map<std::string, Cause> first;  // rule + '\n' + scope -> the first root there
+  for (auto& v : out) {
+    if (v.consequence_of || v.scope.empty()) continue;
+    const auto [it, fresh] = first.try_emplace(v.rule + '\n' + v.scope, Cause{v.rule, v.lines});
+    if (!fresh) v.consequence_of = it->second;
+  }
+  std::map<std::pair<std::string, std::vector<std::size_t>>, std::size_t> at;  // (rule, lines) -> index
+  for (std::size_t i = 0; i < out.size(); ++i) at.try_emplace({out[i].rule, out[i].lines}, i);
+  for (auto& v : out) {
+    for (std::size_t hops = 0; v.consequence_of && hops < out.size(); ++hops) {
+      const auto it = at.find({v.consequence_of->rule, v.consequence_of->lines});
+      if (it == at.end() || !out[it->second].consequence_of || &out[it->second] == &v) break;
+      v.consequence_of = out[it->second].consequence_of;
+    }
+  }
+}
+}  // namespace
+
 struct TraceChecker::State {
   detail::Report report;
   std::unique_ptr<detail::Checker> checkers[3] = {detail::make_lane_checker(report),
                                                   detail::make_fiber_local_checker(report),
                                                   detail::make_turn_checker(report)};
+  std::size_t end_line = 0;
 };
 
 TraceChecker::TraceChecker() : state_(std::make_unique<State>()) {}
@@ -24,6 +60,7 @@ TraceChecker::~TraceChecker() = default;
 
 void TraceChecker::on_event(const Event& e) {
   if (e.kind == EventKind::kEnd) {
+    state_->end_line = e.line;
     for (auto& c : state_->checkers) c->at_end(e);
   } else {
     for (auto& c : state_->checkers) c->on_event(e);
@@ -80,6 +117,9 @@ std::vector<Violation> TraceChecker::finish() {
   for (auto& v : out) {
     tidy(v.lines);
     if (v.consequence_of) tidy(v.consequence_of->lines);
+    // Reported at `end` (open when the trace ended): a possible hang (A4).
+    const std::size_t end_line = state_->end_line;
+    v.hang = v.hang || (end_line != 0 && std::binary_search(v.lines.begin(), v.lines.end(), end_line));
   }
   // Deterministic order: by first offending line, then rule. Each checker adds
   // its own violations in trace order, and no two checkers share a rule, so
@@ -89,6 +129,7 @@ std::vector<Violation> TraceChecker::finish() {
     const std::size_t lb = b.lines.empty() ? 0 : b.lines.front();
     return la != lb ? la < lb : a.rule < b.rule;
   });
+  attribute_roots(out);
   return out;
 }
 

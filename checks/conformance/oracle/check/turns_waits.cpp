@@ -177,6 +177,7 @@ void TurnChecker::report_cycle(const std::vector<Hop>& hops, std::vector<std::si
                                   : "is queued behind " + describe(next, true);
   }
   r_.add("TURN-7.1", lines, msg + "; " + why);
+  r_.violations.back().hang = true;  // a cycle of waits never ends (section 4, "Attribution", A4)
 }
 
 }  // namespace turnstile::oracle::detail

@@ -33,6 +33,25 @@ struct Violation {
   std::string message;             // one sentence
   bool known = false;              // set by callers from a known-failures list
   std::optional<Cause> consequence_of = std::nullopt;  // set when it follows from another violation
+  // The contract whose implementation broke the rule ("lane", "fiber-local"),
+  // when a later root of the same rule in the trace is a repeat of this one
+  // (section 4, "Attribution", A5); empty: never a repeat. Internal: not in
+  // the text or JSON form.
+  std::string scope = {};
+  // A root that leaves fibers with wrong bindings for spans of the trace (a
+  // lane turn run in another item's context, and where its bindings went from
+  // there): an `expect` whose outcome event is on `fiber` within [first, last]
+  // of a span follows from it (A3). Internal, like `scope`.
+  struct Span {
+    std::string fiber;
+    std::size_t first = 0, last = 0;
+  };
+  std::vector<Span> spans = {};
+  // A wrong read's fiber (its last line is the read), for the spans above. Internal.
+  std::string fiber = {};
+  // A possible hang (what was open at `end`, a cycle of waits): an op whose
+  // fiber never came back from it left no outcome because of it (A4). Internal.
+  bool hang = false;
 };
 
 // Marks each violation `known` when its rule is in `known`, or when it is a

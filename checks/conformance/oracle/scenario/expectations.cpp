@@ -38,12 +38,34 @@ struct Index {
   // What the trace checks found (set for the duration of a finish()).
   mutable const std::vector<Violation>* trace_violations = nullptr;
 
-  // The first trace violation at one of `lines`, as a cause.
+  // The root of a trace violation: itself, or the root it names (A0).
+  static Cause root_of(const Violation& v) {
+    return v.consequence_of ? *v.consequence_of : Cause{v.rule, v.lines};
+  }
+
+  // The first trace violation at one of `lines`, as a cause (its root).
   std::optional<Cause> blamed(const std::vector<std::size_t>& lines) const {
     if (trace_violations == nullptr) return std::nullopt;
     for (const auto& v : *trace_violations)
       for (const auto line : lines)
-        if (std::find(v.lines.begin(), v.lines.end(), line) != v.lines.end()) return Cause{v.rule, v.lines};
+        if (std::find(v.lines.begin(), v.lines.end(), line) != v.lines.end()) return root_of(v);
+    return std::nullopt;
+  }
+
+  // [A3] the first trace violation whose span holds the event at `line` on `fiber`.
+  std::optional<Cause> blamed_span(const std::string& fiber, std::size_t line) const {
+    if (trace_violations == nullptr || line == 0) return std::nullopt;
+    for (const auto& v : *trace_violations)
+      for (const auto& span : v.spans)
+        if (span.fiber == fiber && span.first <= line && line <= span.last) return root_of(v);
+    return std::nullopt;
+  }
+
+  // [A4] the first possible hang the trace checks report (its root).
+  std::optional<Cause> first_hang() const {
+    if (trace_violations == nullptr) return std::nullopt;
+    for (const auto& v : *trace_violations)
+      if (v.hang) return root_of(v);
     return std::nullopt;
   }
 
@@ -115,6 +137,8 @@ struct Outcome {
   std::vector<std::size_t> lines;  // the events it came from
   bool body_ran = false;           // the op's body was executed
   std::size_t lost_body = 0;       // accepted (at this line) but its turn never started
+  std::size_t answer = 0;          // run/post: the line of its `lane.accepted`/`lane.refused`
+  std::string fiber;               // the fiber of the outcome's last event
 };
 
 // Why the ops of a body left nothing in the trace: the enclosing op's lines,
@@ -122,13 +146,19 @@ struct Outcome {
 struct Enclosing {
   std::vector<std::size_t> lines;
   std::optional<Cause> cause;
+  // Set after an op of this list (or an enclosing one) awaited something that
+  // never came back: an op after it that left no outcome follows from this (A4).
+  std::optional<Cause> stuck = std::nullopt;
 };
 
 Outcome outcome_of(const json& op, const Index& ix) {
   Outcome o;
   const std::string what = op["do"].get<std::string>();
   const std::string id = op["id"].get<std::string>();
-  auto add = [&](const Event* e) { o.lines.push_back(e->line); };
+  auto add = [&](const Event* e) {
+    o.lines.push_back(e->line);
+    o.fiber = e->fiber;
+  };
   if (what == "run" || what == "post") {
     const std::string k = op["lane"].get<std::string>() + "\n" + id;
     auto sub = ix.submit.find(k);
@@ -137,6 +167,7 @@ Outcome outcome_of(const json& op, const Index& ix) {
     auto ans = ix.answer.find(k);
     if (ans == ix.answer.end()) return o;
     add(ans->second);
+    o.answer = ans->second->line;
     if (ans->second->ev == "lane.refused") {
       const std::string r = ans->second->text("reason");
       o.found = true;
@@ -216,7 +247,20 @@ Outcome outcome_of(const json& op, const Index& ix) {
 
 void check_list(const json& ops, const Index& ix, const Enclosing& in, std::vector<Violation>& out);
 
-void check_op(const json& op, const Index& ix, const Enclosing& in, std::vector<Violation>& out) {
+// Why a found outcome is not an expected one, when a trace check says (A2, A3):
+// the violation at the outcome's last event, else at a run's or post's
+// answer, else the root whose span holds that event.
+std::optional<Cause> outcome_cause(const Outcome& o, const Index& ix) {
+  if (o.lines.empty()) return std::nullopt;
+  if (auto c = ix.blamed({o.lines.back()})) return c;
+  if (o.answer != 0)
+    if (auto c = ix.blamed({o.answer})) return c;
+  return ix.blamed_span(o.fiber, o.lines.back());
+}
+
+// Checks one op; returns true when it awaits something and left no outcome:
+// its op list never went on past it (A4).
+bool check_op(const json& op, const Index& ix, const Enclosing& in, std::vector<Violation>& out) {
   const Outcome o = in.cause ? Outcome{} : outcome_of(op, ix);
   const std::string id = op["id"].get<std::string>();
   if (op.contains("expect")) {
@@ -231,11 +275,16 @@ void check_op(const json& op, const Index& ix, const Enclosing& in, std::vector<
       // Where it is missing: its own events, else the enclosing op's, else `end`.
       std::vector<std::size_t> lines = !o.lines.empty() ? o.lines : in.lines;
       if (lines.empty()) lines.push_back(ix.end_line);
+      // [A4] no event of its own to blame: its fiber never got past an earlier
+      // op that was stuck, or waits in a reported hang.
+      std::optional<Cause> cause = ix.blamed(o.lines);
+      if (!cause) cause = in.stuck;
+      if (!cause) cause = ix.first_hang();
       out.push_back(Violation{rule, lines,
                               "operation '" + id + "' (" + op["do"].get<std::string>() +
                                   ") left no outcome in the trace; expected one of " +
                                   op["expect"].dump(),
-                              false, ix.blamed(o.lines)});
+                              false, cause});
     } else {
       bool ok = false;
       for (const auto& x : op["expect"]) ok = ok || x == o.value;
@@ -246,27 +295,50 @@ void check_op(const json& op, const Index& ix, const Enclosing& in, std::vector<
                                 "operation '" + id + "' (" + op["do"].get<std::string>() +
                                     ") had outcome " + o.value.dump() + ", not one of " +
                                     op["expect"].dump(),
-                                false, ix.blamed({o.lines.empty() ? 0 : o.lines.back()})});
+                                false, outcome_cause(o, ix)});
     }
   }
-  if (!op.contains("body")) return;
-  if (in.cause) return check_list(op["body"], ix, in, out);
+  const std::string what = op["do"].get<std::string>();
+  const bool awaits = what == "run" || what == "close" || what == "turn" ||
+                      (what == "call" && op.value("await", true));
+  const bool stuck = !in.cause && !o.found && awaits;
+  if (!op.contains("body")) return stuck;
+  if (in.cause) {
+    check_list(op["body"], ix, in, out);
+    return false;
+  }
   // A refused op's body never ran; one whose outcome is missing is already
   // reported. An accepted item whose turn never started: its body's ops are
   // consequences of that (reported by the trace checks under [LANE-8.1]).
   if (o.body_ran) {
-    check_list(op["body"], ix, Enclosing{o.lines, std::nullopt}, out);
+    check_list(op["body"], ix, Enclosing{o.lines, std::nullopt, in.stuck}, out);
   } else if (o.lost_body != 0) {
     // The root: the trace violation that reports the item (else its acceptance).
     const Cause root = ix.blamed({o.lost_body}).value_or(Cause{"LANE-8.1", {o.lost_body}});
     check_list(op["body"], ix, Enclosing{o.lines, root}, out);
   }
+  return stuck;
 }
 
 void check_list(const json& ops, const Index& ix, const Enclosing& in, std::vector<Violation>& out) {
-  for (const auto& op : ops) {
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const json& op = ops[i];
     if (op["do"] == "throw") return;  // the rest of this body never runs
-    check_op(op, ix, in, out);
+    const std::size_t before = out.size();
+    if (!check_op(op, ix, in, out) || in.cause || in.stuck) continue;
+    // [A4] the op awaited something that never came back: the rest of its list
+    // (and the lists enclosing it) never ran past it. What they left missing
+    // follows from why the op was stuck: the cause of its own report, else
+    // that report, else the first reported hang.
+    std::optional<Cause> why;
+    if (out.size() > before) why = out[before].consequence_of ? *out[before].consequence_of
+                                                              : Cause{out[before].rule, out[before].lines};
+    if (!why) why = ix.first_hang();
+    if (!why) continue;  // nothing to follow from: the ops after it are checked as they are
+    json rest = json::array();
+    for (std::size_t k = i + 1; k < ops.size(); ++k) rest.push_back(ops[k]);
+    check_list(rest, ix, Enclosing{in.lines, std::nullopt, why}, out);
+    return;
   }
 }
 

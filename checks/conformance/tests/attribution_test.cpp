@@ -1,0 +1,155 @@
+// tests/attribution_test.cpp: one root per bug (spec/trace-format.md section
+// 4.1, "Attribution", issue 25). Each case of the corpus below is one bug; the
+// test asserts its exact roots, and the root every other violation names.
+#include <set>
+#include <utility>
+
+#include "corpus_support.hpp"
+
+namespace turnstile::oracle::testing {
+namespace {
+
+using Lines = std::vector<std::size_t>;
+
+std::vector<const Violation*> roots_of(const std::vector<Violation>& violations) {
+  std::vector<const Violation*> out;
+  for (const auto& v : violations)
+    if (!v.consequence_of) out.push_back(&v);
+  return out;
+}
+
+// Every violation but `root` names it (A0: a consequence names a root), and
+// the consequences are exactly `expected` (rule, lines).
+void expect_consequences_of(const std::vector<Violation>& violations, const Violation& root,
+                            const std::set<std::pair<std::string, Lines>>& expected) {
+  std::set<std::pair<std::string, Lines>> seen;
+  for (const auto& v : violations) {
+    if (&v == &root) continue;
+    ASSERT_TRUE(v.consequence_of) << to_string(v) << describe(violations);
+    EXPECT_EQ(v.consequence_of->rule, root.rule) << to_string(v);
+    EXPECT_EQ(v.consequence_of->lines, root.lines) << to_string(v);
+    seen.emplace(v.rule, v.lines);
+  }
+  EXPECT_EQ(seen, expected) << describe(violations);
+}
+
+// (a) An accepted reentrant run that then waits (p-queue's and async-mutex's
+// awaited add()): one [LANE-5.3] root; the hang is named under [LANE-8.4] as
+// its consequence, and so are the `expect`s it left without an outcome (the
+// awaiting run, the reentrant run, the op its fiber never reached).
+// spec: [LANE-5.3] [LANE-8.4] [TRACE-4.2]
+TEST(Attribution, AcceptedReentrantRunThatWaitsIsOneRootAndItsHang) {
+  const auto v = bad_violations("LANE-5.3.reentrant-run-accepted-then-waits");
+  const auto roots = roots_of(v);
+  ASSERT_EQ(roots.size(), 1u) << describe(v);
+  EXPECT_EQ(roots[0]->rule, "LANE-5.3");
+  EXPECT_EQ(roots[0]->lines, (Lines{5, 6}));
+  expect_consequences_of(v, *roots[0], {{"LANE-8.4", {4, 5, 6, 7}}, {"LANE-8.9", {2, 3, 4}},
+                                        {"LANE-5.3", {5, 6}}, {"LANE-7.7", {7}}});
+  bool named = false;
+  for (const auto& x : v) named = named || (x.rule == "LANE-8.4" && x.message.find("possible hang") != std::string::npos);
+  EXPECT_TRUE(named) << describe(v);
+}
+
+// (b) A handoff that carries its spawner's binding: one [FL-3.4] root at the
+// handoff's first read; the structured child's read and the read through a
+// snapshot captured in the handoff are its consequences (not FL-3.2, FL-3.5).
+// spec: [FL-3.4] [TRACE-4.2]
+TEST(Attribution, CarriedBindingIsOneHandoffRoot) {
+  const auto v = bad_violations("FL-3.4.carried-into-child-and-snapshot");
+  const auto roots = roots_of(v);
+  ASSERT_EQ(roots.size(), 1u) << describe(v);
+  EXPECT_EQ(roots[0]->rule, "FL-3.4");
+  EXPECT_EQ(roots[0]->lines, (Lines{3, 4}));
+  expect_consequences_of(v, *roots[0], {{"FL-3.4", {6}}, {"FL-3.4", {10}}});
+}
+
+// (c) Items accepted after a close request that run after the drain, or that
+// the drain left unfinished: [LANE-7.6] follows from [LANE-7.4]; the second
+// lane's [LANE-7.4] is a repeat of the first (A5), and what follows from it
+// names the first (A0).
+// spec: [LANE-7.4] [LANE-7.6] [TRACE-4.2]
+TEST(Attribution, ClosedLaneThatRunsLateWorkIsOneRoot) {
+  const auto v = bad_violations("LANE-7.4.accepted-after-close-runs-after-drain");
+  const auto roots = roots_of(v);
+  ASSERT_EQ(roots.size(), 1u) << describe(v);
+  EXPECT_EQ(roots[0]->rule, "LANE-7.4");
+  EXPECT_EQ(roots[0]->lines, (Lines{2, 4, 5}));
+  expect_consequences_of(v, *roots[0], {{"LANE-7.6", {3, 6}}, {"LANE-7.4", {8, 9, 10}},
+                                        {"LANE-7.6", {10, 11}}, {"LANE-7.6", {11, 12}}});
+}
+
+// (d) Ops stuck behind a reported hang (a self-call awaited from its own turn,
+// never refused): the call that never returned and the read its fiber never
+// reached are consequences of the [TURN-7.1] cycle, not roots of their own.
+// spec: [TURN-7.1] [TURN-2.1] [TRACE-4.2]
+TEST(Attribution, OpsStuckBehindAHangAreItsConsequences) {
+  const auto v = bad_violations("TURN-7.1.self-call-hangs-ops-stuck");
+  const auto roots = roots_of(v);
+  ASSERT_EQ(roots.size(), 1u) << describe(v);
+  EXPECT_EQ(roots[0]->rule, "TURN-7.1");
+  EXPECT_EQ(roots[0]->lines, (Lines{4, 5, 6}));
+  expect_consequences_of(v, *roots[0], {{"TURN-2.1", {2}}, {"FL-3.1", {7}}});
+}
+
+// (e) A `lane.accepted` emitted after the lane's lock was released (after the
+// item's turn started and ended): [LANE-5.2] alone, at the start; no "ended
+// without having started", no "resumed before the turn ended", no [LANE-8.8].
+// The later out-of-order starts are repeats of it (A5).
+// spec: [LANE-5.2] [TRACE-4.2]
+TEST(Attribution, LateAcceptanceIsOneFifoRoot) {
+  const auto v = bad_violations("LANE-5.2.accepted-emitted-late");
+  const auto roots = roots_of(v);
+  ASSERT_EQ(roots.size(), 1u) << describe(v);
+  EXPECT_EQ(roots[0]->rule, "LANE-5.2");
+  EXPECT_EQ(roots[0]->lines, (Lines{2, 3}));
+  expect_consequences_of(v, *roots[0], {{"LANE-5.2", {8, 10, 13}}, {"LANE-5.2", {8, 12, 15}}});
+}
+
+// (f) p-queue's bug: a queued turn runs in the context captured for the item
+// that freed the queue. The root is [FL-3.9] at the turn's start, with the
+// capture and install lines as its witness; the turn's read and a read through
+// a context captured in that turn are its consequences (A3).
+// spec: [FL-3.9] [TRACE-4.2]
+TEST(Attribution, TurnInAnotherItemsContextIsOneFl39Root) {
+  const auto v = bad_violations("FL-3.9.turn-in-another-items-context");
+  const auto roots = roots_of(v);
+  ASSERT_EQ(roots.size(), 1u) << describe(v);
+  EXPECT_EQ(roots[0]->rule, "FL-3.9");
+  EXPECT_EQ(roots[0]->lines, (Lines{5, 10, 17, 18}));
+  EXPECT_NE(roots[0]->message.find("captured for item 'a'"), std::string::npos) << roots[0]->message;
+  expect_consequences_of(v, *roots[0], {{"FL-3.2", {19}}, {"FL-3.5", {24}}});
+}
+
+// The restore bug inside an install: a binding restored inside the install it
+// was bound in, and still seen there and after the uninstall, is one [FL-3.1]
+// root (not FL-3.5 inside, FL-3.6 after).
+// spec: [FL-3.1] [TRACE-4.2]
+TEST(Attribution, BindingLeakedInsideAnInstallIsOneRestoreRoot) {
+  const auto v = bad_violations("FL-3.1.leaked-inside-install");
+  const auto roots = roots_of(v);
+  ASSERT_EQ(roots.size(), 1u) << describe(v);
+  EXPECT_EQ(roots[0]->rule, "FL-3.1");
+  EXPECT_EQ(roots[0]->lines, (Lines{5, 6}));
+  expect_consequences_of(v, *roots[0], {{"FL-3.1", {5, 8}}});
+}
+
+// A0 over the whole corpus: a consequence names a root, never a consequence.
+// spec: [TRACE-4.2]
+TEST(Attribution, EveryConsequenceNamesARoot) {
+  for (const auto& file : corpus_files("bad")) {
+    SCOPED_TRACE(file.filename().string());
+    const auto v = check_corpus_file(file);
+    std::set<std::pair<std::string, Lines>> roots;
+    for (const auto& x : v)
+      if (!x.consequence_of) roots.emplace(x.rule, x.lines);
+    for (const auto& x : v) {
+      if (!x.consequence_of) continue;
+      EXPECT_EQ(roots.count({x.consequence_of->rule, x.consequence_of->lines}), 1u)
+          << to_string(x) << describe(v);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace turnstile::oracle::testing
