@@ -1,0 +1,318 @@
+// impl/bench/caf_bench.cpp: turnstile Activations against CAF 0.17 actors (issue
+// 28), the same work in one process, each at 1 and 2 threads (ThreadPool(N)
+// carriers against an actor_system with `caf.scheduler.max-threads` = N).
+//
+// What each side does per operation (so a reader can judge the fairness):
+//   round trip     turnstile: a fiber on the pool awaits act.call() of a serial
+//                  method that increments the state and returns it; one call in
+//                  flight. CAF, event-based: a client actor request()s a server
+//                  actor whose handler increments a counter and returns it, and
+//                  issues the next request from the .then() handler. CAF,
+//                  blocking: a scoped_actor on the benchmark thread request()s
+//                  the same server and receive()s the reply.
+//   64 in flight   turnstile: 64 act.call()s started, then awaited in order.
+//                  CAF: the client sends 64 requests, then counts 64 .then()
+//                  replies before the next round. Times are per round of 64.
+//   create + call  turnstile: 1,000 Activations constructed, one call each
+//                  started, all awaited, all destroyed. CAF: the client spawns
+//                  1,000 event-based actors, requests each once, and on the
+//                  1,000th reply drops every handle (the actors become
+//                  unreachable and CAF destroys them). Times are per 1,000.
+// Both sides drive the loop with state.KeepRunning() from inside the runtime (a
+// fiber on a carrier; the client actor's handlers on a worker), so neither side
+// pays a hand-off to the benchmark thread per iteration; the blocking row is the
+// one that does, on purpose (it is CAF's blocking API).
+// Counters, delta over the measured loop, per request: switches_per_req
+// (getrusage(RUSAGE_SELF) voluntary + involuntary context switches, every thread
+// of the process) and allocs_per_req (every thread's operator new calls,
+// alloc_counter.cpp). Every benchmark checks the server's count and the replies
+// it received against the iterations, and reports a lost reply with SkipWithError.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <caf/all.hpp>
+
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <vector>
+
+#include "bench_support.hpp"
+#include "turnstile/activation.hpp"
+#include "turnstile/sync_wait.hpp"
+
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using go_atom = caf::atom_constant<caf::atom("go")>;
+
+namespace {
+
+using namespace turnstile;
+
+constexpr int kInFlight = 64;    // requests in flight per round
+constexpr int kActors = 1000;    // actors created per round
+
+struct Counter {
+  long n = 0;
+};
+using Act = Activation<Counter>;
+
+long switches() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+// What the loop saw: taken at its start and end (on whichever thread ran it).
+struct Probe {
+  long sw0 = 0, sw1 = 0;
+  std::uint64_t a0 = 0, a1 = 0;
+  long replies = 0;  // replies received
+  long last = 0;     // the server's count in the last reply
+  bool error = false;
+  void start() {
+    sw0 = switches();
+    a0 = turnstile_bench::process_allocations();
+  }
+  void stop() {
+    a1 = turnstile_bench::process_allocations();
+    sw1 = switches();
+  }
+  void report(benchmark::State& state, long per_iter, long want_last) const {
+    const double reqs = static_cast<double>(state.iterations()) * static_cast<double>(per_iter);
+    if (reqs > 0) {
+      state.counters["switches_per_req"] = static_cast<double>(sw1 - sw0) / reqs;
+      state.counters["allocs_per_req"] = static_cast<double>(a1 - a0) / reqs;
+    }
+    const long want = static_cast<long>(state.iterations()) * per_iter;
+    if (error) state.SkipWithError("request failed");
+    else if (replies != want || last != want_last) state.SkipWithError("lost reply");
+    state.SetItemsProcessed(want);
+  }
+};
+
+Task<long> tick_method(TurnContext<Counter>& ctx) { co_return ++ctx.state().n; }
+
+// ------------------------------------------------------------ turnstile side
+
+Task<> ts_round_trips(benchmark::State& state, Act& act, Probe& p) {
+  p.start();
+  while (state.KeepRunning()) {
+    Task<long> t = act.call("tick", tick_method);  // named: the GCC co_await pitfall
+    p.last = co_await std::move(t);
+    ++p.replies;
+  }
+  p.stop();
+}
+Task<> ts_in_flight(benchmark::State& state, Act& act, Probe& p) {
+  std::vector<Task<long>> pending;
+  pending.reserve(kInFlight);
+  p.start();
+  while (state.KeepRunning()) {
+    for (int i = 0; i < kInFlight; ++i) pending.push_back(act.call("tick", tick_method));
+    for (auto& t : pending) {
+      p.last = co_await std::move(t);
+      ++p.replies;
+    }
+    pending.clear();
+  }
+  p.stop();
+}
+void ts_one_actor(benchmark::State& state, bool batch) {
+  Probe p;
+  auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
+  {
+    Act act("bench", Counter{}, {}, *pool);
+    sync_wait(*pool, batch ? ts_in_flight(state, act, p) : ts_round_trips(state, act, p));
+  }
+  pool.reset();
+  const long per = batch ? kInFlight : 1;
+  p.report(state, per, static_cast<long>(state.iterations()) * per);
+}
+void BM_CafTs_RoundTrip(benchmark::State& state) { ts_one_actor(state, false); }
+void BM_CafTs_InFlight(benchmark::State& state) { ts_one_actor(state, true); }
+
+Task<> ts_create_calls(benchmark::State& state, Scheduler& s, Probe& p) {
+  std::vector<std::unique_ptr<Act>> acts;
+  std::vector<Task<long>> pending;
+  acts.reserve(kActors);
+  pending.reserve(kActors);
+  p.start();
+  while (state.KeepRunning()) {
+    for (int i = 0; i < kActors; ++i) {
+      acts.push_back(std::make_unique<Act>("bench", Counter{}, ActivationOptions{}, s));
+      pending.push_back(acts.back()->call("tick", tick_method));
+    }
+    for (auto& t : pending) {
+      p.last = co_await std::move(t);  // each actor's count: 1
+      ++p.replies;
+    }
+    pending.clear();
+    acts.clear();
+  }
+  p.stop();
+}
+void BM_CafTs_CreateCall(benchmark::State& state) {
+  Probe p;
+  auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
+  sync_wait(*pool, ts_create_calls(state, *pool, p));
+  pool.reset();
+  p.report(state, kActors, state.iterations() > 0 ? 1 : 0);
+}
+
+// ------------------------------------------------------------ CAF side
+
+struct CafSystem {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  explicit CafSystem(benchmark::State& state) {
+    cfg.set("scheduler.max-threads", static_cast<std::size_t>(state.range(0)));
+    cfg.set("logger.verbosity", caf::atom("quiet"));
+    sys = std::make_unique<caf::actor_system>(cfg);
+  }
+};
+
+caf::behavior server(caf::event_based_actor*, std::shared_ptr<long> n) {
+  return {[n](tick_atom) -> long { return ++*n; }};
+}
+
+struct Client {
+  benchmark::State* state;
+  Probe* p;
+  std::promise<void>* done;
+  caf::actor server;
+  int per_round;  // requests per round (1 or kInFlight)
+  int left = 0;   // replies still due this round
+};
+
+void next_round(caf::event_based_actor* self, std::shared_ptr<Client> c) {
+  if (!c->state->KeepRunning()) {
+    c->p->stop();
+    c->done->set_value();
+    self->quit();
+    return;
+  }
+  c->left = c->per_round;
+  for (int i = 0; i < c->per_round; ++i) {
+    self->request(c->server, caf::infinite, tick_atom::value)
+        .then(
+            [self, c](long n) {
+              c->p->last = n;
+              ++c->p->replies;
+              if (--c->left == 0) next_round(self, c);
+            },
+            [self, c](caf::error&) {
+              c->p->error = true;
+              c->p->stop();
+              c->done->set_value();
+              self->quit();
+            });
+  }
+}
+caf::behavior client(caf::event_based_actor* self, std::shared_ptr<Client> c) {
+  self->send(self, go_atom::value);
+  return {[self, c](go_atom) {
+    c->p->start();
+    next_round(self, c);
+  }};
+}
+
+void caf_one_actor(benchmark::State& state, int per_round) {
+  Probe p;
+  auto n = std::make_shared<long>(0);  // the server's count
+  {
+    CafSystem caf(state);
+    std::promise<void> done;
+    auto srv = caf.sys->spawn(server, n);
+    caf.sys->spawn(client, std::make_shared<Client>(Client{&state, &p, &done, srv, per_round}));
+    done.get_future().wait();
+    caf::anon_send_exit(srv, caf::exit_reason::user_shutdown);
+  }  // the system's destructor waits for every actor
+  p.report(state, per_round, *n);
+}
+void BM_Base_CafRoundTrip(benchmark::State& state) { caf_one_actor(state, 1); }
+void BM_Base_CafInFlight(benchmark::State& state) { caf_one_actor(state, kInFlight); }
+
+void BM_Base_CafBlockingRoundTrip(benchmark::State& state) {
+  Probe p;
+  auto n = std::make_shared<long>(0);
+  {
+    CafSystem caf(state);
+    auto srv = caf.sys->spawn(server, n);
+    {
+      caf::scoped_actor self{*caf.sys};
+      p.start();
+      while (state.KeepRunning()) {
+        self->request(srv, caf::infinite, tick_atom::value)
+            .receive([&](long v) { p.last = v; ++p.replies; },
+                     [&](caf::error&) { p.error = true; });
+      }
+      p.stop();
+    }
+    caf::anon_send_exit(srv, caf::exit_reason::user_shutdown);
+  }
+  p.report(state, 1, *n);
+}
+
+struct Creator {
+  benchmark::State* state;
+  Probe* p;
+  std::promise<void>* done;
+  std::vector<caf::actor> actors{};
+  int left = 0;
+};
+void create_round(caf::event_based_actor* self, std::shared_ptr<Creator> c) {
+  c->actors.clear();  // the last round's actors become unreachable: CAF destroys them
+  if (!c->state->KeepRunning()) {
+    c->p->stop();
+    c->done->set_value();
+    self->quit();
+    return;
+  }
+  c->left = kActors;
+  for (int i = 0; i < kActors; ++i) {
+    c->actors.push_back(self->spawn(server, std::make_shared<long>(0)));
+    self->request(c->actors.back(), caf::infinite, tick_atom::value)
+        .then(
+            [self, c](long v) {
+              c->p->last = v;  // each actor's count: 1
+              ++c->p->replies;
+              if (--c->left == 0) create_round(self, c);
+            },
+            [self, c](caf::error&) {
+              c->p->error = true;
+              c->p->stop();
+              c->done->set_value();
+              self->quit();
+            });
+  }
+}
+caf::behavior creator(caf::event_based_actor* self, std::shared_ptr<Creator> c) {
+  self->send(self, go_atom::value);
+  return {[self, c](go_atom) {
+    c->p->start();
+    c->actors.reserve(kActors);
+    create_round(self, c);
+  }};
+}
+void BM_Base_CafCreateCall(benchmark::State& state) {
+  Probe p;
+  {
+    CafSystem caf(state);
+    std::promise<void> done;
+    caf.sys->spawn(creator, std::make_shared<Creator>(Creator{&state, &p, &done}));
+    done.get_future().wait();
+  }
+  p.report(state, kActors, state.iterations() > 0 ? 1 : 0);
+}
+
+}  // namespace
+
+BENCHMARK(BM_CafTs_RoundTrip)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_Base_CafRoundTrip)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_Base_CafBlockingRoundTrip)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_CafTs_InFlight)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_Base_CafInFlight)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_CafTs_CreateCall)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_Base_CafCreateCall)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+
+BENCHMARK_MAIN();
