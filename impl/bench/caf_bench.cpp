@@ -175,6 +175,13 @@ caf::behavior server(caf::event_based_actor*, std::shared_ptr<long> n) {
   return {[n](tick_atom) -> long { return ++*n; }};
 }
 
+// Ends a client's loop: the probe's last reading, the benchmark thread released.
+void finish(caf::event_based_actor* self, Probe* p, std::promise<void>* done) {
+  p->stop();
+  done->set_value();
+  self->quit();
+}
+
 struct Client {
   benchmark::State* state;
   Probe* p;
@@ -185,12 +192,7 @@ struct Client {
 };
 
 void next_round(caf::event_based_actor* self, std::shared_ptr<Client> c) {
-  if (!c->state->KeepRunning()) {
-    c->p->stop();
-    c->done->set_value();
-    self->quit();
-    return;
-  }
+  if (!c->state->KeepRunning()) return finish(self, c->p, c->done);
   c->left = c->per_round;
   for (int i = 0; i < c->per_round; ++i) {
     self->request(c->server, caf::infinite, tick_atom::value)
@@ -202,9 +204,7 @@ void next_round(caf::event_based_actor* self, std::shared_ptr<Client> c) {
             },
             [self, c](caf::error&) {
               c->p->error = true;
-              c->p->stop();
-              c->done->set_value();
-              self->quit();
+              finish(self, c->p, c->done);
             });
   }
 }
@@ -262,12 +262,7 @@ struct Creator {
 };
 void create_round(caf::event_based_actor* self, std::shared_ptr<Creator> c) {
   c->actors.clear();  // the last round's actors become unreachable: CAF destroys them
-  if (!c->state->KeepRunning()) {
-    c->p->stop();
-    c->done->set_value();
-    self->quit();
-    return;
-  }
+  if (!c->state->KeepRunning()) return finish(self, c->p, c->done);
   c->left = kActors;
   for (int i = 0; i < kActors; ++i) {
     c->actors.push_back(self->spawn(server, std::make_shared<long>(0)));
@@ -280,9 +275,7 @@ void create_round(caf::event_based_actor* self, std::shared_ptr<Creator> c) {
             },
             [self, c](caf::error&) {
               c->p->error = true;
-              c->p->stop();
-              c->done->set_value();
-              self->quit();
+              finish(self, c->p, c->done);
             });
   }
 }
