@@ -16,9 +16,10 @@
 #       called by a suite's CMakeLists: for each declared ctest of <suite>, calls
 #       <builder>(<ctest> <NAME> <suite args>...). A mutant whose patch no longer
 #       applies gets, instead, a ctest of that name that fails with the reason.
-#   turnstile_mutant_headers(<target> <NAME> PRIVATE|PUBLIC)
+#   turnstile_mutant_headers(<target> <NAME> PRIVATE|PUBLIC [MODEL])
 #       puts the mutant's patched headers first on <target>'s include path, and
-#       compiles <target> with TURNSTILE_MUTANT_FLAGS (every mutant target calls it).
+#       compiles <target> with TURNSTILE_MUTANT_FLAGS (MODEL: a Relacy model,
+#       TURNSTILE_MODEL_MUTANT_FLAGS); every mutant target calls it.
 #   turnstile_unit_mutant_test(<ctest> <exe> <Suite.Test>)
 #       registers <ctest> (labels unit, mutant): passes only if <exe>'s gtest test
 #       <Suite.Test> ran and failed (expect_failed.cmake); the unit-test suites'
@@ -32,20 +33,27 @@
 # The build tree's mutants/manifest.json (written at the end of the configure step)
 # lists every declaration; checks/mutants/mutation-score reads it.
 
-# A mutant build only has to fail its check, so it is compiled for speed: in an
-# optimised build (RelWithDebInfo, Release) at -O1 without debug information, which
-# roughly halves the compile time of a mutant object (a Relacy model: 18 s -> 10 s)
-# and is more than half of ci/test's build. The clean suites keep the preset's
-# flags; a debug or sanitizer build (-O0) keeps its own. -O1 turns GCC's
-# -flifetime-dse on like -O2 does: the models keep -fno-lifetime-dse (model/).
-# Set TURNSTILE_MUTANT_FLAGS to "" to build mutants like the clean suites.
+# A mutant build only has to fail its check, so it is compiled for speed. In an
+# optimised build (RelWithDebInfo, Release): property and unit mutants at -Og
+# without debug information (a turns property mutant object: 10.3 s at -O1 -> 7.0 s
+# at -Og, measured with one g++ command each); the Relacy model mutants at -O1
+# (TURNSTILE_MODEL_MUTANT_FLAGS: a model's search runs much longer below -O1). Mutant
+# objects are over a third of ci/test's build. A mutant's outcome does not depend on
+# the level: the property mutants use a fixed seed, and the debug and sanitizer
+# builds (-O0, keeping their own flags) catch every one of them too. -O1 and -Og turn
+# GCC's -flifetime-dse on like -O2 does: the models keep -fno-lifetime-dse (model/).
+# Set either variable to "" to build those mutants like the clean suites.
 if(CMAKE_BUILD_TYPE MATCHES "^(RelWithDebInfo|Release)$")
-  set(_turnstile_mutant_flags_default "-O1;-g0")
+  set(_turnstile_mutant_flags_default "-Og;-g0")
+  set(_turnstile_model_mutant_flags_default "-O1;-g0")
 else()
   set(_turnstile_mutant_flags_default "")
+  set(_turnstile_model_mutant_flags_default "")
 endif()
 set(TURNSTILE_MUTANT_FLAGS "${_turnstile_mutant_flags_default}" CACHE STRING
-    "Extra compile options of every mutant target (default -O1;-g0 in optimised builds)")
+    "Extra compile options of every property and unit mutant target (default -Og;-g0 in optimised builds)")
+set(TURNSTILE_MODEL_MUTANT_FLAGS "${_turnstile_model_mutant_flags_default}" CACHE STRING
+    "Extra compile options of every Relacy model mutant target (default -O1;-g0 in optimised builds)")
 
 find_program(TURNSTILE_PATCH_EXECUTABLE patch)
 if(NOT TURNSTILE_PATCH_EXECUTABLE)
@@ -215,8 +223,13 @@ function(turnstile_mutant_tests suite builder)
 endfunction()
 
 function(turnstile_mutant_headers target name scope)
-  if(TURNSTILE_MUTANT_FLAGS)
-    target_compile_options(${target} PRIVATE ${TURNSTILE_MUTANT_FLAGS})
+  cmake_parse_arguments(H "MODEL" "" "" ${ARGN})
+  set(flags ${TURNSTILE_MUTANT_FLAGS})
+  if(H_MODEL)
+    set(flags ${TURNSTILE_MODEL_MUTANT_FLAGS})
+  endif()
+  if(flags)
+    target_compile_options(${target} PRIVATE ${flags})
   endif()
   get_property(headers GLOBAL PROPERTY TURNSTILE_MUTANT_${name}_HEADERS)
   if(headers)
