@@ -247,6 +247,35 @@ struct RelacySync {
    private:
     rl::mutex impl_;
   };
+
+  // Sync::condition_variable: Relacy's, so a lost notify is a deadlock the
+  // search reports (a spurious wake-up is explored by the random search only:
+  // Relacy allows them under its random scheduler).
+  class condition_variable {
+   public:
+    condition_variable() = default;
+    condition_variable(const condition_variable&) = delete;
+    condition_variable& operator=(const condition_variable&) = delete;
+    void wait(mutex& mu, model::SourceLocation loc = model::SourceLocation::current())
+        TURNSTILE_REQUIRES(mu) {
+      impl_.wait(mu.native(), model::here(loc));
+    }
+    void notify_one(model::SourceLocation loc = model::SourceLocation::current()) {
+      impl_.notify_one(model::here(loc));
+    }
+    void notify_all(model::SourceLocation loc = model::SourceLocation::current()) {
+      impl_.notify_all(model::here(loc));
+    }
+
+   private:
+    rl::condition_variable impl_;
+  };
+
+  // Sync::pause(): one round of a polling loop is a scheduling point, so the
+  // search interleaves other threads between a poller's reads.
+  static void pause(model::SourceLocation loc = model::SourceLocation::current()) {
+    rl::yield(1, model::here(loc));
+  }
 };
 
 }  // namespace turnstile

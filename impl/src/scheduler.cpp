@@ -31,7 +31,8 @@ void Scheduler::block_until(detail::BlockingLatch& latch) { latch.wait(); }
 
 // ---------------------------------------------------------------- ThreadPool
 
-ThreadPool::ThreadPool(unsigned carriers) : timers_(std::make_shared<detail::TimerQueue>()) {
+ThreadPool::ThreadPool(unsigned carriers, unsigned spin_rounds)
+    : ready_(spin_rounds), timers_(std::make_shared<detail::TimerQueue>()) {
   if (carriers == 0) carriers = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
   threads_.reserve(carriers);
   for (unsigned i = 0; i < carriers; ++i) threads_.emplace_back([this] { carrier_loop(); });
@@ -54,11 +55,7 @@ ThreadPool::~ThreadPool() {
   timers_->stop();
   timer_thread_.join();
   timers_->drop_all();
-  {
-    detail::LockGuard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
+  ready_.stop();  // [RT-2.3] the carriers drain what is queued, then return
   for (auto& t : threads_) t.join();
 }
 
@@ -69,12 +66,7 @@ bool ThreadPool::on_carrier() const noexcept {
 }
 
 void ThreadPool::post(Runnable& item) {
-  detail::LockGuard lock(mu_);
-  ready_.push_back(&item);  // [RT-2.2] FIFO: carriers take from the front
-  // Under the lock: a post from another pool's carrier (resume_on) may be the
-  // last thing this pool runs; once the item is seen, the owner may destroy the
-  // pool (cv_ included) before an unlocked notify ran.
-  cv_.notify_one();
+  ready_.push(&item);  // [RT-2.2] FIFO: carriers take from the front
 }
 
 void ThreadPool::arm_timer(std::shared_ptr<detail::TimerEntry> entry) {
@@ -82,15 +74,8 @@ void ThreadPool::arm_timer(std::shared_ptr<detail::TimerEntry> entry) {
 }
 
 void ThreadPool::carrier_loop() {
-  for (;;) {
-    Runnable* item = nullptr;
-    {
-      detail::UniqueLock lock(mu_);
-      while (!stopping_ && ready_.empty()) cv_.wait(lock.native());
-      if (ready_.empty()) return;  // stopping and drained [RT-2.3]
-      item = ready_.front();
-      ready_.pop_front();
-    }
+  Runnable* item = nullptr;
+  while (ready_.pop(item)) {  // false: stopping and drained [RT-2.3]
     detail::FrameworkContextScope in_item;
     item->run();
   }

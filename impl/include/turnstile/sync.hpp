@@ -14,6 +14,11 @@
 //   Sync::mutex      lock()/unlock() (BasicLockable), a clang thread-safety
 //                    capability in both builds: the cores hold it through
 //                    detail::BasicLockGuard and mark what it guards.
+//   Sync::condition_variable
+//                    wait(mu) (mu held: released while waiting, held again on
+//                    return; may wake spuriously), notify_one(), notify_all();
+//   Sync::pause()    one round of a bounded polling loop (the CPU's spin-wait
+//                    hint; the model build makes it a scheduling point).
 //
 // The product instantiates cores with `StdSync` (std::atomic, std::mutex and a
 // plain T). `model/relacy_sync.hpp` instantiates the very same templates with
@@ -24,7 +29,9 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 #include "turnstile/detail/thread_annotations.hpp"
@@ -36,6 +43,33 @@ struct StdSync {
   using atomic = std::atomic<T>;
 
   using mutex = detail::Mutex;  // std::mutex, annotated for -Wthread-safety
+
+  class condition_variable {
+   public:
+    // `mu` is held on entry and on return (std::condition_variable::wait).
+    void wait(mutex& mu) TURNSTILE_REQUIRES(mu) {
+      std::unique_lock<std::mutex> lock(mu.native(), std::adopt_lock);
+      cv_.wait(lock);
+      lock.release();  // still held: the caller unlocks it
+    }
+    void notify_one() noexcept { cv_.notify_one(); }
+    void notify_all() noexcept { cv_.notify_all(); }
+
+   private:
+    std::condition_variable cv_;
+  };
+
+  // The spin-wait hint: lets the sibling hyperthread run and saves power while
+  // a carrier polls.
+  static void pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#else
+    std::this_thread::yield();
+#endif
+  }
 
   // Plain shared data. In the product this is the value itself; in the model it
   // is an rl::var<T>, so an unsynchronised access is reported as a data race.

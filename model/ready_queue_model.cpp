@@ -1,0 +1,208 @@
+// model/ready_queue_model.cpp: Relacy model of the ThreadPool's ready queue:
+// turnstile::detail::BasicReadyQueue<RelacySync, Item*>, the product's own
+// template (impl/include/turnstile/detail/ready_queue.hpp), with the bounded
+// poll before parking that issue 28 added.
+//
+// spec: [RT-2.2]
+// spec: [RT-2.3]
+//   RT-2.2: items posted from one thread start in post order; each runs once.
+//   RT-2.3: stopping (the pool's destruction) runs every item already queued.
+// Invariants exercised: [READY-I1] (no lost wake-up between a poller's last
+// look and its park), [READY-I2] (a carrier leaving work behind wakes a parked
+// one), [READY-I3] (stop drains, then every carrier returns).
+//
+// How the product is modelled (ThreadPool, impl/src/scheduler.cpp):
+//  - a carrier is a thread running `while (q.pop(item)) run(item)`, as
+//    ThreadPool::carrier_loop does;
+//  - a poster is a thread that writes an item's payload (a plain Sync::var) and
+//    push()es it, as post() does; a carrier that runs an item reads the payload,
+//    so a pop not ordered after its push is a data race;
+//  - the pool's destructor is stop(), called once every item has run (the
+//    poster waits for that on a Resume, model_resume.hpp) or, in stop-drains, at
+//    once after the pushes;
+//  - spin_limit is 2 (the product's is ThreadPool::kDefaultSpinRounds): each
+//    Sync::pause() is a scheduling point, so the search puts a push before,
+//    between and after a poller's looks. A larger limit adds executions, not
+//    new orders of the decisions made under the mutex.
+// A lost wake-up leaves a carrier parked with an item queued and the poster
+// waiting for it: every thread blocked, which Relacy reports as a deadlock.
+// stop() only after every item ran matters: its notify_all would otherwise wake
+// the stranded carrier and hide the lost wake-up.
+#include "relacy_sync.hpp"
+
+#include "product_headers_begin.hpp"
+#include "turnstile/detail/ready_queue.hpp"
+#include "product_headers_end.hpp"
+
+#include "model_main.hpp"
+#include "model_resume.hpp"
+
+namespace {
+
+using Sync = turnstile::RelacySync;
+using turnstile::model::Resume;
+
+constexpr unsigned kSpinLimit = 2;
+constexpr int kMaxItems = 3;
+
+struct Item {
+  int id = 0;
+  Sync::var<int> payload{0};  // written by the poster before push, read by the runner
+  Sync::var<int> runs{0};     // written by the one carrier that runs it
+  Resume* unblock = nullptr;  // blocked-carrier: this item waits here until released
+  Resume* releases = nullptr; // blocked-carrier: this item releases that one
+};
+
+using Queue = turnstile::detail::BasicReadyQueue<Sync, Item*>;
+
+struct Harness {
+  Queue q{kSpinLimit};
+  Item items[kMaxItems];
+  Sync::atomic<int> done{0};   // items run
+  Sync::var<int> order[kMaxItems];  // one-carrier suites: ids in the order run
+  Resume all_ran;              // posted by the item that completes the count
+  int expected = 0;
+
+  Harness() {
+    for (int i = 0; i < kMaxItems; ++i) items[i].id = i;
+  }
+
+  void post(int i) {
+    items[i].payload.store(100 + i);  // [RT-2.2] ordered before the pop by the queue
+    q.push(&items[i]);
+  }
+
+  // The carrier loop of ThreadPool::carrier_loop.
+  void carrier(bool record_order) {
+    Item* it = nullptr;
+    while (q.pop(it)) {
+      RL_ASSERT(it->payload.load() == 100 + it->id);
+      if (it->unblock != nullptr) it->unblock->wait();
+      it->runs.store(it->runs.load() + 1);
+      if (it->releases != nullptr) it->releases->post();
+      const int n = done.fetch_add(1, std::memory_order_acq_rel);
+      if (record_order) order[n].store(it->id);
+      if (n + 1 == expected) all_ran.post();
+    }
+  }
+
+  void check_all_ran_once() {
+    RL_ASSERT(done.load(std::memory_order_relaxed) == expected);
+    for (int i = 0; i < expected; ++i) RL_ASSERT(items[i].runs.load() == 1);
+  }
+};
+
+// ---------------------------------------------------------------------------
+// poll-then-park: one carrier, one poster posting two items, then (after both
+// ran) stop. Checks: no lost wake-up whether a push lands before, during or
+// after the carrier's poll or while it parks [READY-I1]; FIFO [RT-2.2]; each
+// item once; the carrier returns after stop [READY-I3].
+struct PollThenPark : rl::test_suite<PollThenPark, 2> {
+  static constexpr const char* kChecks =
+      "one carrier, two posts at any point of its poll or park: no lost wake-up, FIFO, each "
+      "item once, the carrier returns after stop";
+  Harness h;
+
+  void before() { h.expected = 2; }
+  void thread(unsigned idx) {
+    if (idx == 0) {
+      h.carrier(true);
+    } else {
+      h.post(0);
+      h.post(1);
+      h.all_ran.wait();
+      h.q.stop();
+    }
+  }
+  void after() {
+    h.check_all_ran_once();
+    RL_ASSERT(h.order[0].load() == 0);  // [RT-2.2] post order
+    RL_ASSERT(h.order[1].load() == 1);
+  }
+};
+
+// ---------------------------------------------------------------------------
+// two-carriers: two carriers (either polling, parked or between), one poster
+// posting two items, then stop once both ran. Checks: each item runs exactly
+// once (a doubled pop is a race on `runs` or a count of 2); no lost wake-up
+// with two carriers counted as pollers or parked [READY-I1]; both return.
+struct TwoCarriers : rl::test_suite<TwoCarriers, 3> {
+  static constexpr const char* kChecks =
+      "two carriers, two posts: each item once, no carrier stranded, both return after stop";
+  Harness h;
+
+  void before() { h.expected = 2; }
+  void thread(unsigned idx) {
+    if (idx < 2) {
+      h.carrier(false);
+    } else {
+      h.post(0);
+      h.post(1);
+      h.all_ran.wait();
+      h.q.stop();
+    }
+  }
+  void after() { h.check_all_ran_once(); }
+};
+
+// ---------------------------------------------------------------------------
+// blocked-carrier: two carriers; item 0 blocks its carrier until item 1 has run
+// (a user's item that waits for other work). Checks [READY-I2]: when one
+// carrier takes item 0 and leaves item 1 behind while the other is parked, it
+// wakes that one; otherwise item 1 waits behind the blocked carrier for ever.
+struct BlockedCarrier : rl::test_suite<BlockedCarrier, 3> {
+  static constexpr const char* kChecks =
+      "an item that blocks its carrier until the next item runs: the work left behind is "
+      "handed to the other carrier, never stranded";
+  Harness h;
+  Resume item1_ran;
+
+  void before() {
+    h.expected = 2;
+    h.items[0].unblock = &item1_ran;
+    h.items[1].releases = &item1_ran;
+  }
+  void thread(unsigned idx) {
+    if (idx < 2) {
+      h.carrier(false);
+    } else {
+      h.post(0);
+      h.post(1);
+      h.all_ran.wait();
+      h.q.stop();
+    }
+  }
+  void after() { h.check_all_ran_once(); }
+};
+
+// ---------------------------------------------------------------------------
+// stop-drains: the poster posts three items and stops at once, as a pool
+// destroyed with work queued. Checks [RT-2.3] [READY-I3]: every item queued at
+// stop runs exactly once, then both carriers return.
+struct StopDrains : rl::test_suite<StopDrains, 3> {
+  static constexpr const char* kChecks =
+      "stop right after three posts: every queued item runs once, then every carrier returns";
+  Harness h;
+
+  void before() { h.expected = 3; }
+  void thread(unsigned idx) {
+    if (idx < 2) {
+      h.carrier(false);
+    } else {
+      h.post(0);
+      h.post(1);
+      h.post(2);
+      h.q.stop();
+    }
+  }
+  void after() { h.check_all_ran_once(); }
+};
+
+}  // namespace
+
+TURNSTILE_MODEL_MAIN("ready_queue", {
+    suite<PollThenPark>("poll-then-park", {full_search()}),
+    suite<TwoCarriers>("two-carriers", {bounded(2), random_search(100000)}),
+    suite<BlockedCarrier>("blocked-carrier", {bounded(2), random_search(100000)}),
+    suite<StopDrains>("stop-drains", {bounded(2), random_search(100000)}),
+})
