@@ -22,9 +22,13 @@
 // fiber on a carrier; the client actor's handlers on a worker), so neither side
 // pays a hand-off to the benchmark thread per iteration; the blocking row is the
 // one that does, on purpose (it is CAF's blocking API).
+// The *_ParkAtOnce rows run the turnstile side on ThreadPool(N, 0): carriers
+// that park as soon as the ready queue is empty, the scheduler before issue 28
+// polled (detail/ready_queue.hpp); the plain rows use the default poll.
 // Counters, delta over the measured loop, per request: switches_per_req
 // (getrusage(RUSAGE_SELF) voluntary + involuntary context switches, every thread
-// of the process) and allocs_per_req (every thread's operator new calls,
+// of the process), proc_cpu_ns_per_req (the process's user + system CPU time,
+// every thread) and allocs_per_req (every thread's operator new calls,
 // alloc_counter.cpp). Every benchmark checks the server's count and the replies
 // it received against the iterations, and reports a lost reply with SkipWithError.
 #include <benchmark/benchmark.h>
@@ -61,20 +65,31 @@ long switches() {
   getrusage(RUSAGE_SELF, &ru);
   return ru.ru_nvcsw + ru.ru_nivcsw;
 }
+// CPU time of every thread of the process (user + system), in ns: a carrier
+// that polls before parking spends CPU that no single thread's figure shows.
+double process_cpu_ns() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const auto ns = [](const timeval& t) { return t.tv_sec * 1e9 + t.tv_usec * 1e3; };
+  return ns(ru.ru_utime) + ns(ru.ru_stime);
+}
 
 // What the loop saw: taken at its start and end (on whichever thread ran it).
 struct Probe {
   long sw0 = 0, sw1 = 0;
+  double cpu0 = 0, cpu1 = 0;
   std::uint64_t a0 = 0, a1 = 0;
   long replies = 0;  // replies received
   long last = 0;     // the server's count in the last reply
   bool error = false;
   void start() {
     sw0 = switches();
+    cpu0 = process_cpu_ns();
     a0 = turnstile_bench::process_allocations();
   }
   void stop() {
     a1 = turnstile_bench::process_allocations();
+    cpu1 = process_cpu_ns();
     sw1 = switches();
   }
   void report(benchmark::State& state, long per_iter, long want_last) const {
@@ -82,6 +97,7 @@ struct Probe {
     if (reqs > 0) {
       state.counters["switches_per_req"] = static_cast<double>(sw1 - sw0) / reqs;
       state.counters["allocs_per_req"] = static_cast<double>(a1 - a0) / reqs;
+      state.counters["proc_cpu_ns_per_req"] = (cpu1 - cpu0) / reqs;
     }
     const long want = static_cast<long>(state.iterations()) * per_iter;
     if (error) state.SkipWithError("request failed");
@@ -117,9 +133,9 @@ Task<> ts_in_flight(benchmark::State& state, Act& act, Probe& p) {
   }
   p.stop();
 }
-void ts_one_actor(benchmark::State& state, bool batch) {
+void ts_one_actor(benchmark::State& state, bool batch, unsigned spin) {
   Probe p;
-  auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
+  auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)), spin);
   {
     Act act("bench", Counter{}, {}, *pool);
     sync_wait(*pool, batch ? ts_in_flight(state, act, p) : ts_round_trips(state, act, p));
@@ -128,8 +144,13 @@ void ts_one_actor(benchmark::State& state, bool batch) {
   const long per = batch ? kInFlight : 1;
   p.report(state, per, static_cast<long>(state.iterations()) * per);
 }
-void BM_CafTs_RoundTrip(benchmark::State& state) { ts_one_actor(state, false); }
-void BM_CafTs_InFlight(benchmark::State& state) { ts_one_actor(state, true); }
+constexpr unsigned kPoll = ThreadPool::kDefaultSpinRounds;
+void BM_CafTs_RoundTrip(benchmark::State& state) { ts_one_actor(state, false, kPoll); }
+void BM_CafTs_InFlight(benchmark::State& state) { ts_one_actor(state, true, kPoll); }
+// The scheduler before issue 28's change, in the same run: ThreadPool(N, 0),
+// whose carriers park as soon as the ready queue is empty.
+void BM_CafTs_RoundTrip_ParkAtOnce(benchmark::State& state) { ts_one_actor(state, false, 0); }
+void BM_CafTs_InFlight_ParkAtOnce(benchmark::State& state) { ts_one_actor(state, true, 0); }
 
 Task<> ts_create_calls(benchmark::State& state, Scheduler& s, Probe& p) {
   std::vector<std::unique_ptr<Act>> acts;
@@ -151,13 +172,15 @@ Task<> ts_create_calls(benchmark::State& state, Scheduler& s, Probe& p) {
   }
   p.stop();
 }
-void BM_CafTs_CreateCall(benchmark::State& state) {
+void ts_create_call(benchmark::State& state, unsigned spin) {
   Probe p;
-  auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
+  auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)), spin);
   sync_wait(*pool, ts_create_calls(state, *pool, p));
   pool.reset();
   p.report(state, kActors, state.iterations() > 0 ? 1 : 0);
 }
+void BM_CafTs_CreateCall(benchmark::State& state) { ts_create_call(state, kPoll); }
+void BM_CafTs_CreateCall_ParkAtOnce(benchmark::State& state) { ts_create_call(state, 0); }
 
 // ------------------------------------------------------------ CAF side
 
@@ -307,5 +330,9 @@ BENCHMARK(BM_CafTs_InFlight)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_Base_CafInFlight)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_CreateCall)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_Base_CafCreateCall)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+
+BENCHMARK(BM_CafTs_RoundTrip_ParkAtOnce)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_CafTs_InFlight_ParkAtOnce)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_CafTs_CreateCall_ParkAtOnce)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 
 BENCHMARK_MAIN();

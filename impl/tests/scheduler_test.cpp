@@ -120,6 +120,57 @@ TEST(ThreadPool, EveryItemRunsExactlyOnce) {
   for (int i = 0; i < kItems; ++i) ASSERT_EQ(runs[i].load(), 1) << "item " << i;
 }
 
+// spec: [RT-2.2]
+// An item that occupies its carrier (here: until the item queued behind it has
+// run) does not hold back the rest of the queue while another carrier is idle:
+// the carrier that took it hands what is left to a parked one [READY-I2]
+// (detail/ready_queue.hpp). Each round posts both while the second carrier
+// polls, parks or is between the two; a stranded item would hang the test.
+TEST(ThreadPool, AnItemThatOccupiesItsCarrierDoesNotHoldBackTheQueue) {
+  for (unsigned spin : {0u, ThreadPool::kDefaultSpinRounds}) {
+    ThreadPool pool(2, spin);
+    for (int round = 0; round < 200; ++round) {
+      tt::Gate second_ran;
+      tt::Gate first_done;
+      pool.post_fn([&] {
+        second_ran.wait();
+        first_done.open();  // its last touch of this round's gates
+      });
+      pool.post_fn([&] { second_ran.open(); });
+      first_done.wait();
+    }
+  }
+}
+
+// spec: [RT-2.2] [RT-2.3]
+// spin_rounds 0 (park as soon as the queue is empty) keeps every promise of the
+// default: post order with one carrier, each item once with several, the drain.
+TEST(ThreadPool, ParkingAtOnceKeepsOrderExactlyOnceAndTheDrain) {
+  constexpr int kItems = 5000;
+  std::vector<int> order;
+  tt::CountDown all(kItems);
+  {
+    ThreadPool one(1, 0);
+    EXPECT_EQ(one.carriers(), 1u);
+    for (int i = 0; i < kItems; ++i) {
+      one.post_fn([&order, &all, i] {
+        order.push_back(i);
+        all.count_down();
+      });
+    }
+    all.wait();
+  }
+  ASSERT_EQ(order.size(), static_cast<std::size_t>(kItems));
+  for (int i = 0; i < kItems; ++i) ASSERT_EQ(order[i], i) << "FIFO broken at position " << i;
+  auto runs = std::make_unique<std::atomic<int>[]>(kItems);
+  {
+    ThreadPool three(3, 0);
+    for (int i = 0; i < kItems; ++i)
+      three.post_fn([&runs, i] { runs[i].fetch_add(1, std::memory_order_relaxed); });
+  }  // destroyed at once: the drain runs what is queued [RT-2.3]
+  for (int i = 0; i < kItems; ++i) ASSERT_EQ(runs[i].load(), 1) << "item " << i;
+}
+
 // Each item posts the next one, `left` more times.
 void post_chain(ThreadPool& pool, std::atomic<int>& ran, int left) {
   pool.post_fn([&pool, &ran, left] {

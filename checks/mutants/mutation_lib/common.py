@@ -10,7 +10,7 @@ CONTRACTS = ("runtime", "fiber-local", "lane", "turns")
 # Rule and invariant ID prefixes -> contract: a declared CONTRACT that none of the
 # mutant's IDs belongs to is reported (a warning).
 ID_CONTRACT = {
-    "RT": "runtime", "COMP": "runtime",
+    "RT": "runtime", "COMP": "runtime", "READY": "runtime",
     "FL": "fiber-local", "FRAME": "fiber-local",
     "LANE": "lane",
     "TURN": "turns", "CHAIN": "turns", "WAIT": "turns",
