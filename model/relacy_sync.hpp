@@ -40,6 +40,8 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -50,6 +52,7 @@
 #include <source_location>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
