@@ -201,7 +201,7 @@ struct StopDrains : rl::test_suite<StopDrains, 3> {
 }  // namespace
 
 TURNSTILE_MODEL_MAIN("ready_queue", {
-    suite<PollThenPark>("poll-then-park", {full_search()}),
+    suite<PollThenPark>("poll-then-park", {bounded(2), random_search(100000)}),
     suite<TwoCarriers>("two-carriers", {bounded(2), random_search(100000)}),
     suite<BlockedCarrier>("blocked-carrier", {bounded(2), random_search(100000)}),
     suite<StopDrains>("stop-drains", {bounded(2), random_search(100000)}),
