@@ -209,7 +209,7 @@ struct EventReset : rl::test_suite<EventReset, 3> {
 }  // namespace
 
 TURNSTILE_MODEL_MAIN("completion", {
-    suite<SetVsWait>("set-vs-wait", {bounded(4), random_search(200000)}),
-    suite<Fifo>("fifo", {bounded(2), random_search(200000)}),
-    suite<EventReset>("event-reset", {full_search(), random_search(200000)}),
+    suite<SetVsWait, "set-vs-wait">({bounded(4), random_search(200000)}),
+    suite<Fifo, "fifo">({bounded(2), random_search(200000)}),
+    suite<EventReset, "event-reset">({full_search(), random_search(200000)}),
 })

@@ -230,7 +230,7 @@ struct RefcountArithmetic : rl::test_suite<RefcountArithmetic, 3> {
 }  // namespace
 
 TURNSTILE_MODEL_MAIN("frame", {
-    suite<ShareAndUnbind>("share-and-unbind", {bounded(4), random_search(200000)}),
-    suite<CopyWhileReleasing>("copy-while-releasing", {full_search(), random_search(200000)}),
-    suite<RefcountArithmetic>("refcount-arithmetic", {full_search(), random_search(200000)}),
+    suite<ShareAndUnbind, "share-and-unbind">({bounded(4), random_search(200000)}),
+    suite<CopyWhileReleasing, "copy-while-releasing">({full_search(), random_search(200000)}),
+    suite<RefcountArithmetic, "refcount-arithmetic">({full_search(), random_search(200000)}),
 })

@@ -627,8 +627,8 @@ void RecycledStorage::thread(unsigned idx) {
 }  // namespace
 
 TURNSTILE_MODEL_MAIN("lane", {
-    suite<Submitters>("submitters", {bounded(1), random_search(200000)}),
-    suite<CloseVsSubmit>("close-vs-submit", {bounded(2), random_search(200000)}),
-    suite<CompletionHandoff>("completion-handoff", {bounded(2), random_search(200000)}),
-    suite<RecycledStorage>("recycled-storage", {bounded(1), random_search(200000)}),
+    suite<Submitters, "submitters">({bounded(1), random_search(200000)}),
+    suite<CloseVsSubmit, "close-vs-submit">({bounded(2), random_search(200000)}),
+    suite<CompletionHandoff, "completion-handoff">({bounded(2), random_search(200000)}),
+    suite<RecycledStorage, "recycled-storage">({bounded(1), random_search(200000)}),
 })

@@ -26,6 +26,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -45,7 +46,7 @@ struct SuiteSpec {
   const char* name;    // CLI name, e.g. "set-vs-wait"
   const char* checks;  // one line: what a pass means
   std::vector<Search> defaults;  // run in order when no search is given on the command line
-  bool (*run)(rl::test_params&);  // rl::simulate<Suite>
+  bool (*run)(rl::test_params&);  // rl::simulate<Suite>; null: not built (kBuiltSuite)
 };
 
 template <class Suite>
@@ -53,11 +54,39 @@ bool run_suite(rl::test_params& p) {
   return rl::simulate<Suite>(p);
 }
 
-// The SuiteSpec of the rl::test_suite `Suite`, whose `static constexpr const char*
-// kChecks` says what a pass means (one line, printed with every run).
-template <class Suite>
-SuiteSpec suite(const char* name, std::vector<Search> defaults) {
-  return SuiteSpec{name, Suite::kChecks, std::move(defaults), &run_suite<Suite>};
+// A model binary built for one suite (-DTURNSTILE_MODEL_ONLY_SUITE="<name>": a mutant
+// whose ctest runs that suite only, model/CMakeLists.txt) instantiates that suite's
+// Relacy search alone. rl::simulate<Suite> is most of a model's compile, so such a
+// binary builds in a fraction of the time; its other suites are listed but not
+// built, and naming one with --suite is an error.
+#ifdef TURNSTILE_MODEL_ONLY_SUITE
+inline constexpr std::string_view kBuiltSuite = TURNSTILE_MODEL_ONLY_SUITE;
+#else
+inline constexpr std::string_view kBuiltSuite{};
+#endif
+
+// A suite's CLI name as a template argument, so whether it is built is decided at
+// compile time.
+template <std::size_t N>
+struct SuiteName {
+  char text[N]{};
+  constexpr SuiteName(const char (&s)[N]) {  // NOLINT(google-explicit-constructor): a literal
+    for (std::size_t i = 0; i < N; ++i) text[i] = s[i];
+  }
+  constexpr std::string_view view() const { return {text, N - 1}; }
+};
+
+// The SuiteSpec of the rl::test_suite `Suite` named `Name` on the command line, whose
+// `static constexpr const char* kChecks` says what a pass means (one line, printed
+// with every run): suite<Submitters, "submitters">({default searches}). Its search is
+// instantiated only when this binary builds every suite or this one (kBuiltSuite).
+template <class Suite, SuiteName Name>
+SuiteSpec suite(std::vector<Search> defaults) {
+  if constexpr (kBuiltSuite.empty() || Name.view() == kBuiltSuite) {
+    return SuiteSpec{Name.text, Suite::kChecks, std::move(defaults), &run_suite<Suite>};
+  } else {
+    return SuiteSpec{Name.text, Suite::kChecks, std::move(defaults), nullptr};
+  }
 }
 
 namespace cli {
@@ -294,9 +323,17 @@ inline int model_main(int argc, char** argv, const char* model, const std::vecto
     cli::usage(argv[0]);
     return 2;
   }
+  bool built_any = false;
+  for (const auto& s : suites) built_any = built_any || s.run != nullptr;
+  if (!built_any) {
+    std::cerr << model << ": built for suite '" << kBuiltSuite
+              << "' (TURNSTILE_MODEL_ONLY_SUITE), which this model does not have\n";
+    return 2;
+  }
   if (o.list) {
     for (const auto& s : suites) {
-      std::cout << s.name << "\n    checks: " << s.checks << "\n";
+      std::cout << s.name << (s.run ? "" : "  (not built into this binary)") << "\n    checks: " << s.checks
+                << "\n";
       for (const auto& d : s.defaults) std::cout << "    default: " << cli::describe(d) << "\n";
     }
     return 0;
@@ -325,6 +362,16 @@ inline int model_main(int argc, char** argv, const char* model, const std::vecto
   for (const auto& spec : suites) {
     if (failed) break;  // first failure ends the run
     if (!o.only_suite.empty() && o.only_suite != spec.name) continue;
+    if (spec.run == nullptr) {
+      if (!o.only_suite.empty()) {
+        std::cerr << model << ": suite '" << spec.name << "' is not built into this binary (built for '"
+                  << kBuiltSuite << "' only)\n";
+        return 2;
+      }
+      std::cout << "== " << model << " / " << spec.name << ": not built into this binary (built for '"
+                << kBuiltSuite << "' only)\n";
+      continue;
+    }
     ran_any = true;
 
     std::vector<Search> searches;
@@ -410,8 +457,8 @@ inline int model_main(int argc, char** argv, const char* model, const std::vecto
 
 }  // namespace turnstile::model
 
-// Defines main() for a model: TURNSTILE_MODEL_MAIN("lane", {suite<Submitters>(
-// "submitters", {default searches}), ...}) runs model_main over those suites. The
+// Defines main() for a model: TURNSTILE_MODEL_MAIN("lane", {suite<Submitters,
+// "submitters">({default searches}), ...}) runs model_main over those suites. The
 // names of turnstile::model (suite, bounded, random_search, ...) are in scope inside
 // the list.
 #define TURNSTILE_MODEL_MAIN(model_name, ...)               \

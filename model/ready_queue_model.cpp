@@ -86,6 +86,19 @@ struct Harness {
     }
   }
 
+  // The threads of a pool with `carriers` carriers and one poster (the last
+  // thread) posting items 0..posts-1, then stopping: once every item ran, or at
+  // once (stop_at_once: a pool destroyed with work queued).
+  void pool_thread(unsigned idx, unsigned carriers, int posts, bool stop_at_once) {
+    if (idx < carriers) {
+      carrier(carriers == 1);
+      return;
+    }
+    for (int i = 0; i < posts; ++i) post(i);
+    if (!stop_at_once) all_ran.wait();
+    q.stop();
+  }
+
   void check_all_ran_once() {
     RL_ASSERT(done.load(std::memory_order_relaxed) == expected);
     for (int i = 0; i < expected; ++i) RL_ASSERT(items[i].runs.load() == 1);
@@ -104,16 +117,7 @@ struct PollThenPark : rl::test_suite<PollThenPark, 2> {
   Harness h;
 
   void before() { h.expected = 2; }
-  void thread(unsigned idx) {
-    if (idx == 0) {
-      h.carrier(true);
-    } else {
-      h.post(0);
-      h.post(1);
-      h.all_ran.wait();
-      h.q.stop();
-    }
-  }
+  void thread(unsigned idx) { h.pool_thread(idx, 1, 2, false); }
   void after() {
     h.check_all_ran_once();
     RL_ASSERT(h.order[0].load() == 0);  // [RT-2.2] post order
@@ -132,16 +136,7 @@ struct TwoCarriers : rl::test_suite<TwoCarriers, 3> {
   Harness h;
 
   void before() { h.expected = 2; }
-  void thread(unsigned idx) {
-    if (idx < 2) {
-      h.carrier(false);
-    } else {
-      h.post(0);
-      h.post(1);
-      h.all_ran.wait();
-      h.q.stop();
-    }
-  }
+  void thread(unsigned idx) { h.pool_thread(idx, 2, 2, false); }
   void after() { h.check_all_ran_once(); }
 };
 
@@ -162,16 +157,7 @@ struct BlockedCarrier : rl::test_suite<BlockedCarrier, 3> {
     h.items[0].unblock = &item1_ran;
     h.items[1].releases = &item1_ran;
   }
-  void thread(unsigned idx) {
-    if (idx < 2) {
-      h.carrier(false);
-    } else {
-      h.post(0);
-      h.post(1);
-      h.all_ran.wait();
-      h.q.stop();
-    }
-  }
+  void thread(unsigned idx) { h.pool_thread(idx, 2, 2, false); }
   void after() { h.check_all_ran_once(); }
 };
 
@@ -185,24 +171,15 @@ struct StopDrains : rl::test_suite<StopDrains, 3> {
   Harness h;
 
   void before() { h.expected = 3; }
-  void thread(unsigned idx) {
-    if (idx < 2) {
-      h.carrier(false);
-    } else {
-      h.post(0);
-      h.post(1);
-      h.post(2);
-      h.q.stop();
-    }
-  }
+  void thread(unsigned idx) { h.pool_thread(idx, 2, 3, true); }
   void after() { h.check_all_ran_once(); }
 };
 
 }  // namespace
 
 TURNSTILE_MODEL_MAIN("ready_queue", {
-    suite<PollThenPark>("poll-then-park", {bounded(2), random_search(100000)}),
-    suite<TwoCarriers>("two-carriers", {bounded(2), random_search(100000)}),
-    suite<BlockedCarrier>("blocked-carrier", {bounded(2), random_search(100000)}),
-    suite<StopDrains>("stop-drains", {bounded(2), random_search(100000)}),
+    suite<PollThenPark, "poll-then-park">({bounded(2), random_search(100000)}),
+    suite<TwoCarriers, "two-carriers">({bounded(2), random_search(100000)}),
+    suite<BlockedCarrier, "blocked-carrier">({bounded(2), random_search(100000)}),
+    suite<StopDrains, "stop-drains">({bounded(2), random_search(100000)}),
 })

@@ -271,6 +271,6 @@ struct CallThenRunElsewhere : rl::test_suite<CallThenRunElsewhere, 3> {
 }  // namespace
 
 TURNSTILE_MODEL_MAIN("turn_chain", {
-    suite<ThreeCallers>("three-callers", {bounded(2), random_search(200000)}),
-    suite<CallThenRunElsewhere>("call-then-run-elsewhere", {bounded(2), random_search(200000)}),
+    suite<ThreeCallers, "three-callers">({bounded(2), random_search(200000)}),
+    suite<CallThenRunElsewhere, "call-then-run-elsewhere">({bounded(2), random_search(200000)}),
 })

@@ -455,10 +455,10 @@ struct EndWait : rl::test_suite<EndWait, 3> {
 // meant for (SETTLE_UNLOCKED, UNLINK_AS_HEAD) within a few executions, where the
 // bounded tree search needs bound 1 and about a million executions.
 TURNSTILE_MODEL_MAIN("wait_graph", {
-    suite<TwoActivations>("two-activations", {full_search(), random_search(50000)}),
-    suite<ThreeActivations>("three-activations", {bounded(0), random_search(50000)}),
-    suite<LaneHandoff>("lane-handoff", {full_search(), random_search(50000)}),
-    suite<NoFalseRefusal>("no-false-refusal", {bounded(2), random_search(50000)}),
-    suite<SettleVsWalk>("settle-vs-walk", {random_search(50000), bounded(0)}),
-    suite<EndWait>("end-wait", {random_search(50000), bounded(0)}),
+    suite<TwoActivations, "two-activations">({full_search(), random_search(50000)}),
+    suite<ThreeActivations, "three-activations">({bounded(0), random_search(50000)}),
+    suite<LaneHandoff, "lane-handoff">({full_search(), random_search(50000)}),
+    suite<NoFalseRefusal, "no-false-refusal">({bounded(2), random_search(50000)}),
+    suite<SettleVsWalk, "settle-vs-walk">({random_search(50000), bounded(0)}),
+    suite<EndWait, "end-wait">({random_search(50000), bounded(0)}),
 })

@@ -24,6 +24,13 @@
 #       registers <ctest> (labels unit, mutant): passes only if <exe>'s gtest test
 #       <Suite.Test> ran and failed (expect_failed.cmake); the unit-test suites'
 #       builders (impl/tests/windows, impl/tests/testing) share it.
+#   turnstile_mutant_patches_headers(<NAME> <out-var>)
+#       TRUE when the mutant's patch changes a header under impl/include, so a test
+#       source that includes it is compiled again with the patched copy; FALSE when
+#       it changes library sources only (impl/src): the suite's clean objects are then
+#       linked against the mutant's library copy as they are (compiled once for the
+#       clean suite and every such mutant: a test object is the costliest step of the
+#       build, and recompiling it unchanged proves nothing).
 #   turnstile_mutant_library_of(<NAME> <out-var>)
 #       the library a property binary of <NAME> links: turnstile::turnstile, or for a
 #       LIBRARY mutant the copy turnstile_mutant_<name>, whose patched sources (and
@@ -234,6 +241,15 @@ function(turnstile_mutant_headers target name scope)
   get_property(headers GLOBAL PROPERTY TURNSTILE_MUTANT_${name}_HEADERS)
   if(headers)
     target_include_directories(${target} BEFORE ${scope} ${CMAKE_BINARY_DIR}/mutants/${name}/impl/include)
+  endif()
+endfunction()
+
+function(turnstile_mutant_patches_headers name out)
+  get_property(headers GLOBAL PROPERTY TURNSTILE_MUTANT_${name}_HEADERS)
+  if(headers)
+    set(${out} TRUE PARENT_SCOPE)
+  else()
+    set(${out} FALSE PARENT_SCOPE)
   endif()
 endfunction()
 

@@ -23,7 +23,6 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "composed_program.hpp"
@@ -129,16 +128,3 @@ RC_GTEST_PROP(ComposedProperty, BindingTableInvariantHoldsAfterEveryTurn, ()) {
 
 }  // namespace
 }  // namespace turnstile::prop::composed
-
-// A longer run without reconfiguring: TURNSTILE_COMPOSED_RC_PARAMS, when set,
-// replaces the RC_PARAMS ctest gives the clean suite (ci/check:
-// TURNSTILE_COMPOSED_RC_PARAMS="max_success=3000"). Mutant binaries ignore it:
-// their seed must stay the fixed one their ctest passes.
-int main(int argc, char** argv) {
-#if !defined(TURNSTILE_COMPOSED_NO_RC_HOOK)
-  if (const char* more = std::getenv("TURNSTILE_COMPOSED_RC_PARAMS"); more != nullptr && *more != '\0')
-    setenv("RC_PARAMS", more, 1);  // before RapidCheck reads its configuration
-#endif
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
