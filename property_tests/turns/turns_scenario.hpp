@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "generated_schedules.hpp"
+#include "turns_workload.hpp"
 #include "turnstile/activation.hpp"
 #include "turnstile/completion.hpp"
 #include "turnstile/fiber.hpp"
@@ -54,68 +55,7 @@
 
 namespace turnstile::prop::turns {
 
-// ------------------------------------------------------------------ workload
-
-enum class CallKind { kSerial, kInterleaved, kYield };
-enum class AwaitMode { kNow, kLater, kNever };
-
-struct TurnOp {
-  CallKind kind = CallKind::kSerial;
-  std::size_t yields = 0;        // awaits inside the body, 0..3
-  AwaitMode await = AwaitMode::kNow;
-  std::size_t gate = 0;          // 0: none; else which gate (mod the gates of its kind) + 1
-  bool throws = false;
-};
-
-struct TurnsConfig {
-  std::vector<std::vector<TurnOp>> callers;
-  std::size_t g_gates = 0;  // serial bodies wait, interleaved turns open (0..2)
-  std::size_t h_gates = 0;  // interleaved bodies wait, serial turns open (0..2)
-  std::size_t releaser_yields = 0;
-};
-
-inline void showValue(const TurnOp& op, std::ostream& os) {
-  if (op.kind == CallKind::kYield) {
-    os << "yield";
-    return;
-  }
-  os << (op.kind == CallKind::kSerial ? "S" : "I") << op.yields;
-  if (op.gate) os << "g" << op.gate - 1;
-  if (op.throws) os << "!";
-  os << (op.await == AwaitMode::kNow ? "" : op.await == AwaitMode::kLater ? "/later" : "/never");
-}
-inline void showValue(const TurnsConfig& c, std::ostream& os) {
-  os << "{callers [";
-  show_callers(c.callers, os);
-  os << "], g gates " << c.g_gates << ", h gates " << c.h_gates << ", releaser yields "
-     << c.releaser_yields << "}";
-}
-
-// Every field shrinks towards the simplest value: a serial call, no awaits,
-// awaited now, no gate, no failure.
-inline rc::Gen<TurnOp> gen_turn_op() {
-  return rc::gen::build<TurnOp>(
-      rc::gen::set(&TurnOp::kind, by_weight<CallKind>({{CallKind::kSerial, 2},
-                                                       {CallKind::kInterleaved, 2},
-                                                       {CallKind::kYield, 1}})),
-      rc::gen::set(&TurnOp::yields, uniform_in(0, 3)),
-      rc::gen::set(&TurnOp::await, by_weight<AwaitMode>({{AwaitMode::kNow, 2},
-                                                         {AwaitMode::kLater, 1},
-                                                         {AwaitMode::kNever, 1}})),
-      rc::gen::set(&TurnOp::gate, uniform_in(0, 2)),
-      rc::gen::set(&TurnOp::throws,
-                   rc::gen::map(uniform_in(0, 4), [](std::size_t x) { return x == 4; })));
-}
-
-inline rc::Gen<TurnsConfig> gen_turns_config(std::size_t max_callers = 3, std::size_t max_ops = 6) {
-  return rc::gen::build<TurnsConfig>(
-      rc::gen::set(&TurnsConfig::callers,
-                   vector_of<std::vector<TurnOp>>(1, max_callers,
-                                                  vector_of<TurnOp>(0, max_ops, gen_turn_op()))),
-      rc::gen::set(&TurnsConfig::g_gates, uniform_in(0, 2)),
-      rc::gen::set(&TurnsConfig::h_gates, uniform_in(0, 2)),
-      rc::gen::set(&TurnsConfig::releaser_yields, uniform_in(0, 6)));
-}
+// The workload (TurnOp, TurnsConfig and their generators): turns_workload.hpp.
 
 // ------------------------------------------------------------------- records
 
