@@ -17,7 +17,7 @@ using tt::Boom;
 Task<int> forty_two() { co_return 42; }
 Task<std::string> text() { co_return std::string("text"); }
 Task<std::unique_ptr<int>> boxed(int v) { co_return std::make_unique<int>(v); }
-Task<> nothing(bool& ran) {
+Task<> marks_ran(bool& ran) {
   ran = true;
   co_return;
 }
@@ -37,7 +37,7 @@ TEST(SyncWait, ReturnsTheTasksResult) {
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(*b, 5);
   bool ran = false;
-  sync_wait(nothing(ran));
+  sync_wait(marks_ran(ran));
   EXPECT_TRUE(ran);
 }
 
@@ -151,12 +151,12 @@ struct Refusals {
 
 Task<> call_sync_wait_inside(ManualScheduler& other, Refusals& r) {
   try {
-    sync_wait(nothing(r.inner_ran));
+    sync_wait(marks_ran(r.inner_ran));
   } catch (const FrameworkContextError&) {
     r.plain_refused = true;
   }
   try {
-    sync_wait(other, nothing(r.inner_ran));
+    sync_wait(other, marks_ran(r.inner_ran));
   } catch (const FrameworkContextError&) {
     r.on_scheduler_refused = true;
   }
@@ -193,7 +193,7 @@ TEST(SyncWait, FromInsideAPostedItemThrows) {
   ManualScheduler other;
   ms.post_fn([&] {
     try {
-      sync_wait(nothing(manual.inner_ran));
+      sync_wait(marks_ran(manual.inner_ran));
     } catch (const FrameworkContextError&) {
       manual.plain_refused = true;
     }
@@ -205,7 +205,7 @@ TEST(SyncWait, FromInsideAPostedItemThrows) {
   ThreadPool pool(1);
   pool.post_fn([&] {
     try {
-      sync_wait(pool, nothing(pooled.inner_ran));  // would deadlock its only carrier
+      sync_wait(pool, marks_ran(pooled.inner_ran));  // would deadlock its only carrier
     } catch (const FrameworkContextError&) {
       pooled.on_scheduler_refused = true;
     }

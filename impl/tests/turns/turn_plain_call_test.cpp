@@ -154,7 +154,7 @@ TEST(PlainCall, AwaitingAPlainSelfCallFromItsOwnTurnIsRefusedAtTheAwait) {
   EXPECT_EQ(a.turns_completed(), 3u) << "the refused call still ran";
 }
 
-const FiberLocal<std::string> request("request");
+const FiberLocal<std::string> plain_request("request");
 
 // A lane item calls an actor with a plain body: the turn runs off the lane,
 // with the item's bindings and its own turn marker ([FL-3.9] table).
@@ -173,7 +173,7 @@ TEST(PlainCall, ACallFromALaneItemRunsItsTurnOffTheLaneWithItsOwnMarker) {
   auto body = [&]() -> Task<int> {
     auto item = lane.run([&] {
       call.emplace(a.call("from-lane", [&](int& n) {
-        saw.user = request.or_else("-");
+        saw.user = plain_request.or_else("-");
         saw.lane = StateLane::current();
         const detail::TurnMarkerRef* m = detail::turn_marker().try_get();
         saw.turn_marker = m != nullptr && *m != nullptr;
@@ -185,7 +185,7 @@ TEST(PlainCall, ACallFromALaneItemRunsItsTurnOffTheLaneWithItsOwnMarker) {
     int v = co_await std::move(*call);
     co_return v;
   };
-  auto bound = request.where("r9", body);
+  auto bound = plain_request.where("r9", body);
   EXPECT_EQ(sync_wait(ms, std::move(bound)), 4);
   EXPECT_EQ(saw.user, "r9");
   EXPECT_EQ(saw.lane, nullptr);
@@ -298,7 +298,7 @@ TEST(ScopedWithALane, ChildrenEnterTheLaneAndItsItemsCallAnActor) {
   auto reserve = [&](int n) -> Task<int> {
     std::optional<Task<int>> call;
     auto item = lane.run([&] {
-      in_lane.push_back(request.or_else("-") + ":" + std::to_string(n));
+      in_lane.push_back(plain_request.or_else("-") + ":" + std::to_string(n));
       call.emplace(stock.call("reserve", [n](int& left) { return left -= n; }));
     });
     co_await std::move(item);
@@ -315,7 +315,7 @@ TEST(ScopedWithALane, ChildrenEnterTheLaneAndItsItemsCallAnActor) {
     auto lefts = co_await std::move(run);
     co_return lefts;
   };
-  auto bound = request.where("req-1", fiber);
+  auto bound = plain_request.where("req-1", fiber);
   auto [first, second] = sync_wait(ms, std::move(bound));
   // The oldest-first schedule runs the first child's item first; results come
   // back in argument order.

@@ -123,17 +123,17 @@ TEST(RuntimeWindow, APassedDeadlineCountsInTimersUntilTheNextAdvance) {
   EXPECT_EQ(ms.timers(), 0u);
 }
 
-struct Failure : std::runtime_error {
+struct RunFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
 Task<int> fails_after(Event* go, std::string what) {
   co_await go->wait();
-  throw Failure(what);
+  throw RunFailure(what);
 }
 
 Task<int> fails_now(std::string what) {
-  throw Failure(what);
+  throw RunFailure(what);
   co_return 0;
 }
 
@@ -147,7 +147,7 @@ TEST(RuntimeWindow, WhenAllRethrowsTheFailureFirstInTimeNotInArgumentOrder) {
       auto all = when_all(fails_after(&later, "first argument, fails last"),
                           fails_now("second argument, fails first"));
       co_await std::move(all);
-    } catch (const Failure& e) {
+    } catch (const RunFailure& e) {
       caught = e.what();
     }
   };
