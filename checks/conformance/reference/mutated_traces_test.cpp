@@ -192,6 +192,29 @@ bool close_returns(Lines& l, bool after_drain) {
 }
 bool close_returns_early(Lines& l) { return close_returns(l, false); }
 
+// An accepted item the lane dropped unrun (a library's clear()): the first
+// item whose turn is a bare start/end pair begun after another event since its
+// acceptance loses its turn to a `lane.dropped` at the start's place; its
+// awaiter, if a run, resumes with `error`.
+bool drop_queued_item(Lines& l) {
+  std::map<std::string, std::size_t> accepted;
+  for (std::size_t i = 0; i + 1 < l.size(); ++i) {
+    const std::string k = key(l[i], "lane", "item");
+    if (l[i]["ev"] == "lane.accepted") accepted[k] = i;
+    if (l[i]["ev"] != "lane.turn_start" || l[i + 1]["ev"] != "lane.turn_end" || key(l[i + 1], "lane", "item") != k)
+      continue;
+    const auto a = accepted.find(k);
+    if (a == accepted.end() || a->second + 1 >= i) continue;
+    l[i]["ev"] = "lane.dropped";
+    l[i]["reason"] = "clear";
+    l.erase(l.begin() + static_cast<long>(i) + 1);
+    for (std::size_t j = i + 1; j < l.size(); ++j)
+      if (l[j]["ev"] == "lane.resumed" && key(l[j], "lane", "item") == k) l[j]["outcome"] = "error";
+    return true;
+  }
+  return false;
+}
+
 // A restore (outside any install) dropped where a later read of that key on
 // that fiber would see it.
 bool drop_restore(Lines& l) {
@@ -289,6 +312,35 @@ TEST(MutatedTraces, CloseReturnedAfterTheDrainPasses) {
     ASSERT_TRUE(std::holds_alternative<Trace>(parsed)) << std::get<InputError>(parsed).to_string();
     const auto vs = check_trace(std::get<Trace>(parsed));
     ASSERT_TRUE(vs.empty()) << reference::describe(vs) << text;
+  }
+  EXPECT_GE(applied, 50u);
+}
+
+// spec: [TRACE-5.1] [LANE-8.1]
+TEST(MutatedTraces, DroppedQueuedItemIsRejected) { always_rejected({"lane", drop_queued_item, "LANE-8.1"}, 50); }
+
+// The same drop is one root, under [LANE-8.1], whatever else the item's loss
+// makes the trace say (its awaiter's error, the drain, the items behind it):
+// spec/trace-format.md section 4.1 A6.
+// spec: [TRACE-5.1] [TRACE-4.2] [LANE-8.1]
+TEST(MutatedTraces, DroppedQueuedItemIsOneRoot) {
+  std::size_t applied = 0;
+  for (const json& doc : generate_scenarios(606, 300, {"lane"})) {
+    Lines l = lines_of(run_scenario(reference::as_scenario(doc), RunOptions{1, 0}));
+    if (!drop_queued_item(l)) continue;
+    ++applied;
+    const std::string text = text_of(l);
+    auto parsed = parse_trace_text(text, "dropped");
+    ASSERT_TRUE(std::holds_alternative<Trace>(parsed)) << std::get<InputError>(parsed).to_string();
+    const auto vs = check_trace(std::get<Trace>(parsed));
+    std::size_t roots = 0;
+    for (const auto& v : vs) {
+      if (v.consequence_of) continue;
+      ++roots;
+      EXPECT_EQ(v.rule, "LANE-8.1") << reference::describe(vs) << text;
+      EXPECT_NE(v.message.find("was dropped (clear)"), std::string::npos) << v.message;
+    }
+    ASSERT_EQ(roots, 1u) << reference::describe(vs) << text;
   }
   EXPECT_GE(applied, 50u);
 }

@@ -134,6 +134,39 @@ TEST(Attribution, BindingLeakedInsideAnInstallIsOneRestoreRoot) {
   expect_consequences_of(v, *roots[0], {{"FL-3.1", {5, 8}}});
 }
 
+// (g) Queued items dropped by a library's clear() (p-queue's `clear()`,
+// async-mutex's `cancel()`), reported with the optional `lane.dropped`: one
+// [LANE-8.1] root, accepted work lost, at the first item's acceptance and
+// drop. Its awaiter's resumption with `error`, that run's unmet `expect`, the
+// read its body never made and the second dropped item (a repeat, A5) are its
+// consequences; no [LANE-5.6] ("resumed before the turn ended"), no
+// [LANE-5.2], and the drain does not wait for what was dropped.
+// spec: [LANE-8.1] [TRACE-4.2]
+TEST(Attribution, DroppedQueuedItemsAreOneLostWorkRoot) {
+  const auto v = bad_violations("LANE-8.1.queued-items-dropped-by-clear");
+  const auto roots = roots_of(v);
+  ASSERT_EQ(roots.size(), 1u) << describe(v);
+  EXPECT_EQ(roots[0]->rule, "LANE-8.1");
+  EXPECT_EQ(roots[0]->lines, (Lines{6, 9}));
+  EXPECT_NE(roots[0]->message.find("was dropped (clear) before its turn started"), std::string::npos)
+      << roots[0]->message;
+  expect_consequences_of(v, *roots[0], {{"LANE-8.1", {8, 10}}, {"LANE-8.1", {9, 11}},
+                                        {"LANE-8.1", {5, 6, 11}}, {"FL-3.2", {5, 6, 11}}});
+}
+
+// (h) CAF's self-request awaited by its own handler, left at the request
+// timeout and reported with the optional `turn.await_abandoned`: one [TURN-7.1]
+// root, the cycle; the turn's end after the abandon is no [TURN-1.1] (its await
+// waits no more), so the hang is the only diagnosis.
+// spec: [TURN-7.1] [TURN-1.1] [TRACE-4.2]
+TEST(Attribution, CycleLeftAtATimeoutIsOneCycleRoot) {
+  const auto v = bad_violations("TURN-7.1.self-request-abandoned-at-timeout");
+  ASSERT_EQ(v.size(), 1u) << describe(v);
+  EXPECT_EQ(v[0].rule, "TURN-7.1");
+  EXPECT_EQ(v[0].lines, (Lines{4, 5, 6}));
+  EXPECT_FALSE(v[0].consequence_of);
+}
+
 // A0 over the whole corpus: a consequence names a root, never a consequence.
 // spec: [TRACE-4.2]
 TEST(Attribution, EveryConsequenceNamesARoot) {

@@ -7,7 +7,7 @@
 //
 // State is what is open: an item is kept from its submission until it is
 // settled (refused; a post whose turn ended; a run whose awaiter resumed after
-// its turn ended), then among the last kSettledWindow settled items, then
+// its turn ended; a dropped post, or a dropped run whose awaiter resumed), then among the last kSettledWindow settled items, then
 // forgotten. Safe because nothing more is expected of a settled item: at `end`
 // it reports nothing, and no queue or open turn names it; only an event that
 // repeats one of its events (a second submission, answer, start, end or
@@ -70,6 +70,7 @@ void LaneChecker::on_event(const Event& e) {
     case EventKind::kLaneTurnStart: turn_start(lane, e, id, item); break;
     case EventKind::kLaneTurnEnd: turn_end(lane, e, id, item); break;
     case EventKind::kLaneResumed: resumed(lane, e, id, item); break;
+    case EventKind::kLaneDropped: dropped(lane, e, id, item); break;
     default: break;
   }
   settle(lane, id, item);
@@ -97,7 +98,7 @@ void LaneChecker::at_end(const Event& end) {
         }
         continue;
       }
-      if (item.reentrant && item.start == 0 && on_lane(item.fiber, name)) {
+      if (item.reentrant && item.start == 0 && item.drop == 0 && on_lane(item.fiber, name)) {
         // [LANE-8.4] the hang an accepted reentrant run makes: queued behind the
         // turn that submitted it, which never ended (it waits for the run).
         std::vector<std::size_t> lines{item.submit, item.answer, end.line};
@@ -157,7 +158,8 @@ std::set<std::string> LaneChecker::lanes_of(const std::string& fiber) const {
 // Moves a settled item to the window of settled items, forgetting the oldest.
 void LaneChecker::settle(Lane& lane, const std::string& id, Item& item) {
   if (item.settled || item.answer == 0) return;
-  if (item.accepted && (item.end == 0 || (item.run && item.resumed == 0))) return;
+  // (A dropped item has no turn to wait for: it is settled once its awaiter, if any, resumed.)
+  if (item.accepted && ((item.end == 0 && item.drop == 0) || (item.run && item.resumed == 0))) return;
   item.settled = true;
   settled_.emplace_back(&lane, id);
   if (settled_.size() <= kSettledWindow) return;

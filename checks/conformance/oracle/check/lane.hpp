@@ -21,6 +21,7 @@ namespace turnstile::oracle::detail {
 
 struct LaneItem {
   std::size_t submit = 0, answer = 0, start = 0, end = 0, resumed = 0;
+  std::size_t drop = 0;  // its `lane.dropped` (optional): discarded unrun
   std::string fiber, start_fiber, outcome;
   bool run = false;  // op `run` (else `post`)
   bool accepted = false;
@@ -32,8 +33,9 @@ struct LaneItem {
   bool settled = false;  // in the settled window (see lane.cpp)
   // Roots about this item that later violations follow from (trace-format.md
   // section 4, "Attribution"): accepted as a reentrant run ([LANE-5.3]), accepted
-  // after a close request ([LANE-7.4]), started before its `lane.accepted` ([LANE-5.2]).
-  std::optional<Cause> reentrant, closed, late;
+  // after a close request ([LANE-7.4]), started before its `lane.accepted` ([LANE-5.2]),
+  // dropped by the library before its turn ([LANE-8.1]).
+  std::optional<Cause> reentrant, closed, late, dropped;
   std::string ctx;                    // the context captured for it (its submitter's next event), if any
   std::size_t ctx_line = 0;
   std::size_t foreign_ctx = SIZE_MAX;  // index in Report::violations of its [FL-3.9], if any
@@ -78,6 +80,7 @@ class LaneChecker : public Checker {
   void turn_start(Lane& lane, const Event& e, const std::string& id, Item& item);
   void turn_end(Lane& lane, const Event& e, const std::string& id, Item& item);
   void resumed(const Lane& lane, const Event& e, const std::string& id, Item& item);
+  void dropped(Lane& lane, const Event& e, const std::string& id, Item& item);
   void drained(Lane& lane, std::size_t n);
   void close_returned(const Lane& lane, const Event& e);
 

@@ -116,11 +116,13 @@ void LaneChecker::turn_start(Lane& lane, const Event& e, const std::string& id, 
                "(emit it inside the lane's critical section)",
            std::nullopt, scope);
     item.late = Cause{"LANE-5.2", {item.submit, n}};
-  } else if (!item.accepted || item.start != 0) {  // [LANE-8.1] exactly once, never unaccepted
-    r_.add("LANE-8.1", {item.start != 0 ? item.start : item.submit, n},
-           item.start != 0 ? "turn of item " + q(id) + " on lane " + q(name) + " started twice"
-                           : "turn of item " + q(id) + " on lane " + q(name) +
-                                 " started but the item was never accepted");
+  } else if (!item.accepted || item.start != 0 || item.drop != 0) {  // [LANE-8.1] exactly once, never unaccepted
+    r_.add("LANE-8.1", {item.start != 0 ? item.start : item.drop != 0 ? item.drop : item.submit, n},
+           item.start != 0  ? "turn of item " + q(id) + " on lane " + q(name) + " started twice"
+           : item.drop != 0 ? "turn of item " + q(id) + " on lane " + q(name) +
+                                  " started after the item was reported dropped"
+                            : "turn of item " + q(id) + " on lane " + q(name) +
+                                  " started but the item was never accepted");
     return;
   }
   item.start = n;
@@ -182,6 +184,13 @@ void LaneChecker::resumed(const Lane& lane, const Event& e, const std::string& i
     return;
   }
   item.resumed = n;
+  if (item.drop != 0) {  // resumed without a turn: what the drop's [LANE-8.1] lost (A6)
+    r_.add("LANE-8.1", {item.drop, n},
+           "the awaiter of item " + q(id) + " on lane " + q(name) + " resumed with `" + e.str("outcome") +
+               "` after the item was dropped, without its turn",
+           item.dropped, "lane");
+    return;
+  }
   if (item.end == 0) {  // [LANE-5.6] resumption only after the marker is released
     r_.add("LANE-5.6", {item.start != 0 ? item.start : item.answer, n},
            "the awaiter of item " + q(id) + " on lane " + q(name) +
@@ -204,6 +213,35 @@ void LaneChecker::resumed(const Lane& lane, const Event& e, const std::string& i
            "the turn of item " + q(id) + " on lane " + q(name) + " ended with `" + item.outcome +
                "` but its awaiter resumed with `" + e.str("outcome") + "`");
   }
+}
+
+// An accepted item the library discarded before its turn (the optional
+// `lane.dropped`: a queue's clear(), a mutex's cancel(), a pool's shutdownNow()):
+// accepted work lost, one [LANE-8.1] root at its acceptance and the drop. It
+// leaves the queue, so the drain does not wait for it; what follows from it
+// (its awaiter resumed without a turn, its body's ops that left no outcome)
+// names this root (spec/trace-format.md section 4.1, A6).
+void LaneChecker::dropped(Lane& lane, const Event& e, const std::string& id, Item& item) {
+  const std::string& name = lane.name;
+  const std::size_t n = e.line;
+  if (!item.accepted || item.start != 0 || item.drop != 0) {  // [LANE-8.1] only a queued item can be dropped
+    r_.add("LANE-8.1", {item.drop != 0 ? item.drop : item.start != 0 ? item.start : item.submit, n},
+           "lane.dropped of item " + q(id) + " on lane " + q(name) +
+               (item.drop != 0    ? ", which was already dropped"
+                : item.start != 0 ? ", whose turn had started (a running turn is not dropped)"
+                                  : ", which was never accepted"));
+    return;
+  }
+  item.drop = n;
+  const std::string& why = e.str("reason");
+  r_.add("LANE-8.1", {item.answer, n},
+         "accepted item " + q(id) + " on lane " + q(name) + " was dropped" + (why.empty() ? "" : " (" + why + ")") +
+             " before its turn started: accepted work is lost (every accepted item runs its turn)",
+         std::nullopt, "lane");
+  item.dropped = Cause{"LANE-8.1", {item.answer, n}};
+  item.flagged = true;
+  const auto pos = std::find(lane.queue.begin(), lane.queue.end(), id);
+  if (pos != lane.queue.end()) lane.queue.erase(pos);
 }
 
 void LaneChecker::drained(Lane& lane, std::size_t n) {

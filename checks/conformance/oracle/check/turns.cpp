@@ -35,7 +35,8 @@
 // TURN-3.1 involving one is reported as TURN-5.2.
 //
 // Also: a turn lasts until its result settles, so it does not end while its
-// body still awaits a call ([TURN-1.1]); an interleaved call waits for no
+// body still awaits a call ([TURN-1.1]; an await its fiber abandoned, the
+// optional `turn.await_abandoned`, waits no more); an interleaved call waits for no
 // serial turn and no serial call waits for an interleaved turn ([TURN-3.2],
 // judged at `end` on what never started); a turn is reported slow at most once
 // and only once started ([TURN-4.2]); the counters a runtime reports in
@@ -69,7 +70,7 @@ namespace turnstile::oracle::detail {
 std::size_t TurnChecker::retained() const {
   std::size_t n = calls_.size() + settled_.size() + activations_.size() + last_await_.size() +
                   inherited_.size() + reported_.size();
-  for (const auto& [key, c] : calls_) n += c.awaits.size() + c.children.size();
+  for (const auto& [key, c] : calls_) n += c.awaits.size() + c.children.size() + c.awaiters.size();
   for (const auto& [fiber, pos] : position_) n += pos.empty() ? 0 : 1;
   for (const auto& [act, tasks] : tasks_) n += tasks.size();
   return n;
@@ -123,6 +124,7 @@ void TurnChecker::on_event(const Event& e) {
     case EventKind::kTurnEnd: end(e, c); break;
     case EventKind::kTurnAwait: await(e, c, refused_await); break;
     case EventKind::kTurnAwaitRefused: await_refused(e, c, paired); break;
+    case EventKind::kTurnAwaitAbandoned: await_abandoned(e, c); break;
     case EventKind::kTurnSlow: slow(e, c); break;
     default: break;
   }

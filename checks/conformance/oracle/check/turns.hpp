@@ -44,6 +44,7 @@ struct TurnCall {
   std::vector<TurnAwait*> waits;       // live edges out of this call's turn
   std::vector<TurnAwait*> awaited_by;  // live edges into this call
   std::vector<std::string> children;   // structured fibers spawned in its turn (they are part of it)
+  std::vector<std::string> awaiters;   // fibers that began an await of it not refused (for a late abandon)
 };
 
 struct TurnActivation {
@@ -102,6 +103,7 @@ class TurnChecker {
   Call* part_of(const std::string& fiber) const;
   void await(const Event& e, Call& c, bool refused);
   void await_refused(const Event& e, Call& c, std::optional<std::size_t> paired);
+  void await_abandoned(const Event& e, Call& c);
   void successors(Call* n, std::vector<Hop>& out) const;
   bool find_path(Call* from, const Call* goal, std::vector<Hop>& path) const;
   void report_cycle(const std::vector<Hop>& hops, std::vector<std::size_t> lines, const std::string& why);

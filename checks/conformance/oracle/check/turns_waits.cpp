@@ -55,6 +55,8 @@ void TurnChecker::await(const Event& e, Call& c, bool refused) {
   }
   // A refused await never waits: it is judged at its refusal. An await of a
   // call already settled waits for nothing.
+  if (!refused && std::find(c.awaiters.begin(), c.awaiters.end(), e.fiber) == c.awaiters.end())
+    c.awaiters.push_back(e.fiber);  // (a late `turn.await_abandoned` of it is legal)
   if (refused || c.end != 0 || c.refused != 0) return;
   Await& a = c.awaits.emplace_back();
   a.fiber = e.fiber;
@@ -103,6 +105,37 @@ void TurnChecker::await_refused(const Event& e, Call& c, std::optional<std::size
     r_.add("TURN-7.1", lines, what + " but turn " + q(note.waiter_id) + " of " + q(note.waiter_act) +
                                   " awaiting it closes no cycle of waits (a false refusal)");
   }
+}
+
+// An await abandoned (the optional `turn.await_abandoned`): the fiber gave up
+// waiting for call `c` (a request timeout, a cancellation) and goes on. The
+// call is not cancelled: it must still start and end ([TURN-2.1]). From this
+// line the await waits no more: its turn may end ([TURN-1.1]) and no cycle
+// runs through it. A cycle it closed was reported at the await, as a possible
+// hang; the abandon is how the runtime left it, so the turn's end after it is
+// no second root (spec/trace-format.md section 1.3).
+void TurnChecker::await_abandoned(const Event& e, Call& c) {
+  const auto a = std::find_if(c.awaits.begin(), c.awaits.end(), [&](const Await& w) { return w.fiber == e.fiber; });
+  if (a == c.awaits.end()) {
+    // The call settled first (a result that came after the waiter's timeout
+    // had fired): that fiber's await was over at the `turn.end`; nothing to end.
+    if ((c.end != 0 || c.refused != 0) &&
+        std::find(c.awaiters.begin(), c.awaiters.end(), e.fiber) != c.awaiters.end())
+      return;
+    // [TURN-1.1] an abandon answers an await of its own fiber; one that answers
+    // none would hide a turn that ends while it still waits.
+    r_.add("TURN-1.1", {c.line, e.line},
+           "await of call " + q(c.id) + " on activation " + q(c.act) + " abandoned by fiber " + q(e.fiber) +
+               (c.end != 0 || c.refused != 0 ? ", which never awaited it" : ", which was not awaiting it"));
+    return;
+  }
+  if (a->edge) {
+    auto& out = a->waiter->waits;
+    out.erase(std::remove(out.begin(), out.end(), &*a), out.end());
+    auto& in = c.awaited_by;
+    in.erase(std::remove(in.begin(), in.end(), &*a), in.end());
+  }
+  c.awaits.erase(a);
 }
 
 // The calls `n` waits for now, and how.

@@ -45,6 +45,7 @@ enum class EventKind : std::uint8_t {
   kLaneCloseRequested,
   kLaneDrained,
   kLaneCloseReturned,  // optional: the awaiter of close() resumes
+  kLaneDropped,        // optional: the library discarded an accepted item unrun
   kFiberSpawn,
   kFlBind,
   kFlRestore,
@@ -57,6 +58,7 @@ enum class EventKind : std::uint8_t {
   kTurnStart,
   kTurnAwait,
   kTurnAwaitRefused,
+  kTurnAwaitAbandoned,  // optional: the awaiting fiber stopped waiting (a timeout)
   kTurnEnd,
   kTurnTaskStart,
   kTurnReentry,
@@ -67,7 +69,7 @@ enum class EventKind : std::uint8_t {
 // The kind of the event named `ev`: kUnknown for a name not in format 1.
 EventKind event_kind(std::string_view ev);
 // "lane.*", "fl.*", "turn.*" (fiber.spawn is none of them).
-constexpr bool is_lane_event(EventKind k) { return k >= EventKind::kLaneSubmit && k <= EventKind::kLaneCloseReturned; }
+constexpr bool is_lane_event(EventKind k) { return k >= EventKind::kLaneSubmit && k <= EventKind::kLaneDropped; }
 constexpr bool is_fl_event(EventKind k) { return k >= EventKind::kFlBind && k <= EventKind::kFlUninstall; }
 constexpr bool is_turn_event(EventKind k) { return k >= EventKind::kTurnCall && k <= EventKind::kTurnCounters; }
 

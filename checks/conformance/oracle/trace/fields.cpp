@@ -44,6 +44,9 @@ const std::vector<EventSpec>& event_specs() {
       {"lane.close_requested", EventKind::kLaneCloseRequested, true, {{"lane", K::kId, true, {}}}},
       {"lane.drained", EventKind::kLaneDrained, true, {{"lane", K::kId, true, {}}}},
       {"lane.close_returned", EventKind::kLaneCloseReturned, true, {{"lane", K::kId, true, {}}}},
+      // optional: an accepted item the library discarded before its turn started
+      {"lane.dropped", EventKind::kLaneDropped, true,
+       {{"lane", K::kId, true, {}}, {"item", K::kId, true, {}}, {"reason", K::kString, false, {}}}},
       // 1.2 fiber-local events
       {"fiber.spawn", EventKind::kFiberSpawn, true, {{"child", K::kId, true, {}}, {"structured", K::kBool, true, {}}}},
       {"fl.bind", EventKind::kFlBind, true, {{"key", K::kId, true, {}}, {"value", K::kValue, true, {}}}},
@@ -67,6 +70,9 @@ const std::vector<EventSpec>& event_specs() {
       {"turn.await_refused", EventKind::kTurnAwaitRefused, true,
        {{"act", K::kId, true, {}}, {"call", K::kId, true, {}},
         {"reason", K::kEnum, true, {"wait-cycle"}}}},
+      // optional: the awaiting fiber gave up waiting for the call (a timeout); the call goes on
+      {"turn.await_abandoned", EventKind::kTurnAwaitAbandoned, true,
+       {{"act", K::kId, true, {}}, {"call", K::kId, true, {}}, {"reason", K::kString, false, {}}}},
       {"turn.end", EventKind::kTurnEnd, true,
        {{"act", K::kId, true, {}}, {"call", K::kId, true, {}},
         {"outcome", K::kEnum, true, {"ok", "error"}}}},
@@ -106,7 +112,7 @@ namespace {
 // event_kind()'s table: the format-1 names by a hash of their length and two
 // bytes, open addressing (every lookup ends on the name or an empty slot).
 struct KindTable {
-  static constexpr std::size_t kSlots = 128;  // a power of two, well over the 27 names
+  static constexpr std::size_t kSlots = 128;  // a power of two, well over the 29 names
   std::array<const EventSpec*, kSlots> slot{};
 
   static std::size_t hash(std::string_view ev) {
