@@ -81,6 +81,8 @@ function eventKeys(traceText, into) {
 
 // scenarioRuns: runs of generated scenarios, whose `expect`s the oracle checks
 // (a rule checked only through an `expect` is exercised only there).
+// The listings of directed.mjs: hand-made runs, no scenario (no `expect`).
+const DIRECTED_LISTINGS = ['reentrant-await', 'clear'];
 const column = () => ({ events: new Set(), broken: new Map(), runs: [], impls: new Set(), traces: 0, scenarioRuns: 0 });
 const cols = new Map(COLUMNS.map((c) => [c.key, column()]));
 
@@ -98,7 +100,7 @@ function readNodeRuns() {
     const col = cols.get(r.peer);
     if (!col) continue;
     col.runs.push(`conformance.peers.node.${f.replace(/\.json$/, '')} (${r.run} runs)`);
-    if (!f.includes('reentrant-await')) col.scenarioRuns += r.run;
+    if (!DIRECTED_LISTINGS.some((d) => f.endsWith(`.${d}.json`))) col.scenarioRuns += r.run;
     col.impls.add(r.impl);
     const traces = path.join(dir, 'traces', f.replace(/\.json$/, ''));
     for (const t of fs.existsSync(traces) ? fs.readdirSync(traces).filter((n) => n.endsWith('.trace.jsonl')) : []) {

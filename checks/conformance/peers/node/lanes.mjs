@@ -16,6 +16,13 @@
 //                 own "everything queued has finished" wait (p-queue onIdle(),
 //                 async-mutex waitForUnlock()), then lane.drained (once per lane,
 //                 as the Node port emits it: the first close to complete).
+//   clear()       the library's own discard of what is queued (p-queue clear(),
+//                 async-mutex cancel()): lane.dropped (reason: the library's
+//                 call) for every accepted item whose task the library has not
+//                 called yet, in acceptance order, then the library's call. A
+//                 dropped run's promise is the library's: p-queue's never
+//                 settles (its awaiter never resumes), async-mutex's rejects
+//                 with E_CANCELED (lane.resumed with `error`).
 // Which bindings a turn sees: the library calls the task in some async context
 // (AsyncLocalStorage propagates along the promise chains the library builds).
 // At each submission the adapter records the context current there
@@ -41,6 +48,7 @@ class LibraryLane {
   #captured = new Map();   // store -> ctx id of the latest submission made in it
   #drainedEmitted = false;
   #errorHandler = null;
+  #queued = new Set();     // accepted items whose task the library has not called yet, in acceptance order
 
   constructor(name) {
     this.#name = String(name);
@@ -95,6 +103,15 @@ class LibraryLane {
     })();
   }
 
+  clear() {
+    for (const item of this.#queued) {
+      emit('lane.dropped', { lane: this.#name, item, reason: this.discardName });
+      this.#outstanding -= 1;
+    }
+    this.#queued.clear();
+    this.discard();
+  }
+
   // The task handed to the library: runs one turn where the library calls it.
   #accept(item, work) {
     emit('lane.accepted', { lane: this.#name, item });
@@ -103,10 +120,12 @@ class LibraryLane {
     emit('fl.capture', { ctx });
     this.#captured.set(store, ctx);
     this.#outstanding += 1;
+    this.#queued.add(item);
     return () => this.#turn({ item, work, store, ctx, tracer: store?.tracer ?? null });
   }
 
   #turn(entry) {
+    this.#queued.delete(entry.item);
     const given = currentStore();  // the async context the library called us in
     const ctx = given === entry.store ? entry.ctx : (this.#captured.get(given) ?? null);
     const store = makeStore(this.#fiber, given?.chain ?? null, given?.tracer ?? entry.tracer);
@@ -150,6 +169,14 @@ export class PQueueLane extends LibraryLane {
   drain() {
     return this.#queue.onIdle();
   }
+
+  get discardName() {
+    return 'p-queue clear()';
+  }
+
+  discard() {
+    this.#queue.clear();
+  }
 }
 
 // async-mutex: runExclusive(task) queues an acquire at the call (FIFO) and runs
@@ -163,5 +190,13 @@ export class AsyncMutexLane extends LibraryLane {
 
   drain() {
     return this.#mutex.waitForUnlock();
+  }
+
+  get discardName() {
+    return 'async-mutex cancel()';
+  }
+
+  discard() {
+    this.#mutex.cancel();
   }
 }

@@ -18,6 +18,7 @@ const EVENTS = {
   'lane.close_requested': { lane: ID },
   'lane.drained': { lane: ID },
   'lane.close_returned': { lane: ID },
+  'lane.dropped': { lane: ID, item: ID },
   'fiber.spawn': { child: ID, structured: BOOL },
   'fl.bind': { key: ID, value: JSONV },
   'fl.restore': { key: ID },
@@ -29,6 +30,7 @@ const EVENTS = {
   'turn.refused': { act: ID, call: ID, reason: ['self-call'] },
   'turn.start': { act: ID, call: ID },
   'turn.end': { act: ID, call: ID, outcome: ['ok', 'error'] },
+  'turn.await_abandoned': { act: ID, call: ID },
   'turn.task_start': { act: ID, task: ID },
   'turn.reentry': { act: ID, call: ID, task: ID },
 };
@@ -156,7 +158,7 @@ export function checkTrace(events) {
         const l = lane(e.lane);
         const end = l.ended.get(e.item);
         if (!end) bad('LANE-5.6', [e.line], `${e.item} resumed before its turn ended`);
-        else if (end.outcome !== e.outcome) bad('LANE-7.5', [end.line, e.line], `${e.item} turn ${end.outcome}, resumed ${e.outcome}`);
+        else if (end.outcome !== 'dropped' && end.outcome !== e.outcome) bad('LANE-7.5', [end.line, e.line], `${e.item} turn ${end.outcome}, resumed ${e.outcome}`);
         if (onLane(l, e.fiber)) bad('LANE-5.6', [e.line], `${e.item} resumed on the lane`);
         break;
       }
@@ -168,6 +170,13 @@ export function checkTrace(events) {
         if (!l.closed) bad('LANE-7.6', [e.line], 'drained without a close request');
         for (const a of l.accepted) if (!l.ended.has(a.item)) bad('LANE-7.6', [a.line, e.line], `drained before ${a.item} ran`);
         l.drained = e;
+        break;
+      }
+      case 'lane.dropped': {  // optional: accepted work lost (the oracle: one LANE-8.1 root)
+        const l = lane(e.lane);
+        bad('LANE-8.1', [e.line], `${e.item} was dropped before its turn`);
+        l.accepted = l.accepted.filter((a) => a.item !== e.item);
+        l.ended.set(e.item, { line: e.line, outcome: 'dropped' });
         break;
       }
       case 'lane.close_returned':
