@@ -5,6 +5,7 @@
 import io
 import os
 import sys
+import tempfile
 import unittest
 
 sys.dont_write_bytecode = True
@@ -86,6 +87,15 @@ class Html(unittest.TestCase):
         self.assertIn('href="../impl/tests/a_test.cpp#L7"', page)    # the static_assert's line
         self.assertIn('href="../model/demo_model.cpp#L9"', page)     # the model's spec: line
 
+    def test_page_links_the_conformance_matrix_when_the_tree_has_one(self):
+        contracts, rows = tree(5)
+        with tempfile.TemporaryDirectory() as root:
+            page = render_html.render_html(contracts, rows, False, [], Diagnostics(), root + "/spec", root, "s")
+            self.assertNotIn("conformance matrix", page)
+            os.makedirs(os.path.join(root, "checks", "conformance", "peers"))
+            open(os.path.join(root, "checks", "conformance", "peers", "MATRIX.md"), "w").close()
+            page = render_html.render_html(contracts, rows, False, [], Diagnostics(), root + "/spec", root, "s")
+            self.assertIn('<a href="../checks/conformance/peers/MATRIX.md">conformance matrix</a>', page)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
