@@ -9,7 +9,9 @@
 //   RT-2.3: stopping (the pool's destruction) runs every item already queued.
 // Invariants exercised: [READY-I1] (no lost wake-up between a poller's last
 // look and its park), [READY-I2] (a carrier leaving work behind wakes a parked
-// one), [READY-I3] (stop drains, then every carrier returns).
+// one), [READY-I3] (stop drains, then every carrier returns), [READY-I4] (at
+// most max_pollers carriers poll at once; one refused a slot parks and is
+// woken like any other).
 //
 // How the product is modelled (ThreadPool, impl/src/scheduler.cpp):
 //  - a carrier is a thread running `while (q.pop(item)) run(item)`, as
@@ -53,17 +55,30 @@ struct Item {
   Resume* releases = nullptr; // blocked-carrier: this item releases that one
 };
 
-using Queue = turnstile::detail::BasicReadyQueue<Sync, Item*>;
+// [READY-I4] The capped suites instantiate the queue over CappedSync: Relacy's
+// primitives, with a pause() that asserts, at every round of every poll, that
+// no more carriers poll than the cap allows (pause() runs only inside poll()).
+struct CappedSync : Sync {
+  static void pause();
+};
+using CappedQueue = turnstile::detail::BasicReadyQueue<CappedSync, Item*>;
+const CappedQueue* g_capped = nullptr;  // the queue of the running capped suite
+void CappedSync::pause() {
+  if (g_capped != nullptr) RL_ASSERT(g_capped->polling() <= g_capped->max_pollers());  // [READY-I4]
+  Sync::pause();
+}
 
-struct Harness {
-  Queue q{kSpinLimit};
+template <class S>
+struct BasicHarness {
+  using Queue = turnstile::detail::BasicReadyQueue<S, Item*>;
+  Queue q;
   Item items[kMaxItems];
   Sync::atomic<int> done{0};   // items run
   Sync::var<int> order[kMaxItems];  // one-carrier suites: ids in the order run
   Resume all_ran;              // posted by the item that completes the count
   int expected = 0;
 
-  Harness() {
+  explicit BasicHarness(unsigned max_pollers = Queue::kUnlimitedPollers) : q(kSpinLimit, max_pollers) {
     for (int i = 0; i < kMaxItems; ++i) items[i].id = i;
   }
 
@@ -104,6 +119,8 @@ struct Harness {
     for (int i = 0; i < expected; ++i) RL_ASSERT(items[i].runs.load() == 1);
   }
 };
+
+using Harness = BasicHarness<Sync>;
 
 // ---------------------------------------------------------------------------
 // poll-then-park: one carrier, one poster posting two items, then (after both
@@ -175,6 +192,28 @@ struct StopDrains : rl::test_suite<StopDrains, 3> {
   void after() { h.check_all_ran_once(); }
 };
 
+// ---------------------------------------------------------------------------
+// one-poller: two carriers, a cap of one poller, one poster posting two items,
+// then stop once both ran. Checks [READY-I4]: at every pause of every poll, at
+// most one carrier polls (CappedSync); a carrier refused the slot parks without
+// counting as a poller, so no push skips its wake-up [READY-I1]; each item once.
+struct OnePoller : rl::test_suite<OnePoller, 3> {
+  static constexpr const char* kChecks =
+      "two carriers, one polling slot, two posts: never two pollers at once, no carrier "
+      "stranded, each item once, both return after stop";
+  BasicHarness<CappedSync> h{1};
+
+  void before() {
+    h.expected = 2;
+    g_capped = &h.q;
+  }
+  void thread(unsigned idx) { h.pool_thread(idx, 2, 2, false); }
+  void after() {
+    h.check_all_ran_once();
+    g_capped = nullptr;
+  }
+};
+
 }  // namespace
 
 TURNSTILE_MODEL_MAIN("ready_queue", {
@@ -182,4 +221,5 @@ TURNSTILE_MODEL_MAIN("ready_queue", {
     suite<TwoCarriers, "two-carriers">({bounded(2), random_search(100000)}),
     suite<BlockedCarrier, "blocked-carrier">({bounded(2), random_search(100000)}),
     suite<StopDrains, "stop-drains">({bounded(2), random_search(100000)}),
+    suite<OnePoller, "one-poller">({bounded(2), random_search(100000)}),
 })

@@ -31,8 +31,16 @@ void Scheduler::block_until(detail::BlockingLatch& latch) { latch.wait(); }
 
 // ---------------------------------------------------------------- ThreadPool
 
-ThreadPool::ThreadPool(unsigned carriers, unsigned spin_rounds)
-    : ready_(spin_rounds), timers_(std::make_shared<detail::TimerQueue>()) {
+namespace {
+// [READY-I4] ThreadPool::kAutoPollers: half the hardware's threads, at least one.
+unsigned pollers_for(unsigned max_pollers) {
+  if (max_pollers != ThreadPool::kAutoPollers) return max_pollers;
+  return std::max(1u, std::thread::hardware_concurrency() / 2);
+}
+}  // namespace
+
+ThreadPool::ThreadPool(unsigned carriers, unsigned spin_rounds, unsigned max_pollers)
+    : ready_(spin_rounds, pollers_for(max_pollers)), timers_(std::make_shared<detail::TimerQueue>()) {
   if (carriers == 0) carriers = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
   threads_.reserve(carriers);
   for (unsigned i = 0; i < carriers; ++i) threads_.emplace_back([this] { carrier_loop(); });

@@ -142,14 +142,19 @@ class Scheduler {
 // behind wakes one [READY-I1] [READY-I2]. So a hand-off between carriers (a
 // call, the turn it starts, the resume it posts back) costs no futex wake-up
 // while the pool is busy, and an idle pool parks every carrier. spin_rounds 0:
-// park at once.
+// park at once. At most `max_pollers` carriers poll at once [READY-I4]; the
+// others park as soon as they find the queue empty, so idle carriers never
+// spin on more cores than there are to spare (kAutoPollers: half the
+// hardware's threads, at least one; on 2 cores, one poller).
 class ThreadPool final : public Scheduler {
  public:
   static constexpr unsigned kDefaultSpinRounds = 1024;
+  static constexpr unsigned kAutoPollers = 0;  // max(1, hardware_concurrency / 2)
 
   // carriers == 0 means min(hardware_concurrency, 4) (at least 1).
   explicit ThreadPool(unsigned carriers = 0) : ThreadPool(carriers, kDefaultSpinRounds) {}
-  ThreadPool(unsigned carriers, unsigned spin_rounds);
+  ThreadPool(unsigned carriers, unsigned spin_rounds) : ThreadPool(carriers, spin_rounds, kAutoPollers) {}
+  ThreadPool(unsigned carriers, unsigned spin_rounds, unsigned max_pollers);
   ~ThreadPool() override;
 
   void post(Runnable& item) override;

@@ -1,6 +1,7 @@
 // turnstile/detail/ready_queue.hpp: the ThreadPool's ready queue. One FIFO
 // shared by every carrier; an idle carrier polls it for a bounded while before
-// it parks, and a post wakes a parked carrier only when nobody is polling.
+// it parks (at most max_pollers carriers at once), and a post wakes a parked
+// carrier only when nobody is polling.
 //
 // Why (issue 28, impl/bench/caf_bench.cpp): a carrier that parks as soon as the
 // queue is empty turns every hand-off between two carriers (a caller's
@@ -29,6 +30,11 @@
 //  - Polling is bounded (spin_limit rounds of Sync::pause(), about 20 us on a
 //    current x86 core with the ThreadPool's limit), so an idle pool parks and
 //    costs nothing: no carrier polls for ever.
+//  - [READY-I4] At most max_pollers carriers poll at once. A carrier that finds
+//    every polling slot taken parks at once: one poller already catches the
+//    next item, and a second would only take a core from a thread with work
+//    (on a busy machine, from another process). A refused carrier is never
+//    counted as polling, so it is woken like any parked carrier ([READY-I1]).
 //
 // Ordering: push() and pop() synchronise through the mutex: what a pusher wrote
 // before push() happens before what the carrier that pops the item does next
@@ -57,8 +63,11 @@ template <class Sync, class T>
 class BasicReadyQueue {
  public:
   // spin_limit: the rounds of Sync::pause() an idle carrier polls before it
-  // parks (0: park at once, the behaviour before issue 28).
-  explicit BasicReadyQueue(unsigned spin_limit) : spin_limit_(spin_limit) {}
+  // parks (0: park at once, the behaviour before issue 28). max_pollers: how
+  // many carriers may poll at once ([READY-I4]; 0 is taken as 1).
+  explicit BasicReadyQueue(unsigned spin_limit, unsigned max_pollers = kUnlimitedPollers)
+      : spin_limit_(spin_limit), max_pollers_(max_pollers == 0 ? 1 : max_pollers) {}
+  static constexpr unsigned kUnlimitedPollers = ~0u;
   BasicReadyQueue(const BasicReadyQueue&) = delete;
   BasicReadyQueue& operator=(const BasicReadyQueue&) = delete;
 
@@ -112,6 +121,9 @@ class BasicReadyQueue {
 
   // Items queued now (a snapshot).
   std::size_t size() const { return size_.load(std::memory_order_relaxed); }
+  // Carriers polling now (a snapshot, for tests and the model: [READY-I4]).
+  unsigned polling() const { return polling_.load(std::memory_order_relaxed); }
+  unsigned max_pollers() const { return max_pollers_; }
 
  private:
   bool take_locked(T& out) TURNSTILE_REQUIRES(mu_) {
@@ -127,11 +139,18 @@ class BasicReadyQueue {
   }
 
   // Polls size_ for up to spin_limit_ rounds; counted in polling_ meanwhile.
+  // Returns at once when max_pollers_ carriers poll already ([READY-I4]).
   void poll() {
     if (spin_limit_ == 0) return;
     // relaxed: see push(); the increment only suppresses wake-ups while this
     // carrier polls, and the decrement below is sequenced before the re-check.
-    polling_.fetch_add(1, std::memory_order_relaxed);
+    // [READY-I4] take a slot only while one is free: a carrier refused one
+    // never counted, so its park is seen by every push ([READY-I1]).
+    unsigned pollers = polling_.load(std::memory_order_relaxed);
+    do {
+      if (pollers >= max_pollers_) return;
+    } while (!polling_.compare_exchange_strong(pollers, pollers + 1, std::memory_order_relaxed,
+                                               std::memory_order_relaxed));
     for (unsigned i = 0; i < spin_limit_; ++i) {
       if (size_.load(std::memory_order_relaxed) > 0) break;  // hint: re-checked under mu_
       Sync::pause();
@@ -140,6 +159,7 @@ class BasicReadyQueue {
   }
 
   const unsigned spin_limit_;
+  const unsigned max_pollers_;  // [READY-I4] at least 1
   mutable typename Sync::mutex mu_;
   typename Sync::condition_variable cv_;
   std::deque<T> items_ TURNSTILE_GUARDED_BY(mu_);
