@@ -24,7 +24,11 @@
 // one that does, on purpose (it is CAF's blocking API).
 // The *_ParkAtOnce rows run the turnstile side on ThreadPool(N, 0): carriers
 // that park as soon as the ready queue is empty, the scheduler before issue 28
-// polled (detail/ready_queue.hpp); the plain rows use the default poll.
+// polled (detail/ready_queue.hpp); the *_EveryPoller rows run it on
+// ThreadPool(N, kDefaultSpinRounds, kUnlimitedPollers): every idle carrier
+// polls, the scheduler before the polling cap ([READY-I4]); the plain rows use
+// the defaults (poll, at most kAutoPollers carriers polling at once: one on 2
+// cores).
 // Counters, delta over the measured loop, per request: switches_per_req
 // (getrusage(RUSAGE_SELF) voluntary + involuntary context switches, every thread
 // of the process), proc_cpu_ns_per_req (the process's user + system CPU time,
@@ -133,9 +137,10 @@ Task<> ts_in_flight(benchmark::State& state, Act& act, Probe& p) {
   }
   p.stop();
 }
-void ts_one_actor(benchmark::State& state, bool batch, unsigned spin) {
+void ts_one_actor(benchmark::State& state, bool batch, unsigned spin,
+                  unsigned pollers = ThreadPool::kAutoPollers) {
   Probe p;
-  auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)), spin);
+  auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)), spin, pollers);
   {
     Act act("bench", Counter{}, {}, *pool);
     sync_wait(*pool, batch ? ts_in_flight(state, act, p) : ts_round_trips(state, act, p));
@@ -151,6 +156,10 @@ void BM_CafTs_InFlight(benchmark::State& state) { ts_one_actor(state, true, kPol
 // whose carriers park as soon as the ready queue is empty.
 void BM_CafTs_RoundTrip_ParkAtOnce(benchmark::State& state) { ts_one_actor(state, false, 0); }
 void BM_CafTs_InFlight_ParkAtOnce(benchmark::State& state) { ts_one_actor(state, true, 0); }
+// Before the polling cap, in the same run: every idle carrier polls.
+constexpr unsigned kEvery = ThreadPool::kUnlimitedPollers;
+void BM_CafTs_RoundTrip_EveryPoller(benchmark::State& state) { ts_one_actor(state, false, kPoll, kEvery); }
+void BM_CafTs_InFlight_EveryPoller(benchmark::State& state) { ts_one_actor(state, true, kPoll, kEvery); }
 
 Task<> ts_create_calls(benchmark::State& state, Scheduler& s, Probe& p) {
   std::vector<std::unique_ptr<Act>> acts;
@@ -172,15 +181,16 @@ Task<> ts_create_calls(benchmark::State& state, Scheduler& s, Probe& p) {
   }
   p.stop();
 }
-void ts_create_call(benchmark::State& state, unsigned spin) {
+void ts_create_call(benchmark::State& state, unsigned spin, unsigned pollers = ThreadPool::kAutoPollers) {
   Probe p;
-  auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)), spin);
+  auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)), spin, pollers);
   sync_wait(*pool, ts_create_calls(state, *pool, p));
   pool.reset();
   p.report(state, kActors, state.iterations() > 0 ? 1 : 0);
 }
 void BM_CafTs_CreateCall(benchmark::State& state) { ts_create_call(state, kPoll); }
 void BM_CafTs_CreateCall_ParkAtOnce(benchmark::State& state) { ts_create_call(state, 0); }
+void BM_CafTs_CreateCall_EveryPoller(benchmark::State& state) { ts_create_call(state, kPoll, kEvery); }
 
 // ------------------------------------------------------------ CAF side
 
@@ -334,5 +344,8 @@ BENCHMARK(BM_Base_CafCreateCall)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTim
 BENCHMARK(BM_CafTs_RoundTrip_ParkAtOnce)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_InFlight_ParkAtOnce)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_CreateCall_ParkAtOnce)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_CafTs_RoundTrip_EveryPoller)->ArgName("threads")->Arg(2)->UseRealTime();
+BENCHMARK(BM_CafTs_InFlight_EveryPoller)->ArgName("threads")->Arg(2)->UseRealTime();
+BENCHMARK(BM_CafTs_CreateCall_EveryPoller)->ArgName("threads")->Arg(2)->UseRealTime();
 
 BENCHMARK_MAIN();

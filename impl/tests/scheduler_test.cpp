@@ -143,6 +143,34 @@ TEST(ThreadPool, AnItemThatOccupiesItsCarrierDoesNotHoldBackTheQueue) {
 }
 
 // spec: [RT-2.2] [RT-2.3]
+// The polling cap [READY-I4] (detail/ready_queue.hpp): with one polling slot
+// among three carriers (two park at once whenever the queue is empty), or none
+// limited, the hand-off above still happens and every item runs once; the
+// model (model.ready_queue one-poller) checks the cap itself at every poll.
+TEST(ThreadPool, AtMostOnePollerStillHandsOffAndRunsEveryItemOnce) {
+  for (unsigned pollers : {1u, ThreadPool::kUnlimitedPollers}) {
+    constexpr int kItems = 3000;
+    auto runs = std::make_unique<std::atomic<int>[]>(kItems);
+    {
+      ThreadPool pool(3, ThreadPool::kDefaultSpinRounds, pollers);
+      for (int round = 0; round < 100; ++round) {
+        tt::Gate second_ran;
+        tt::Gate first_done;
+        pool.post_fn([&] {
+          second_ran.wait();
+          first_done.open();
+        });
+        pool.post_fn([&] { second_ran.open(); });
+        first_done.wait();
+      }
+      for (int i = 0; i < kItems; ++i)
+        pool.post_fn([&runs, i] { runs[i].fetch_add(1, std::memory_order_relaxed); });
+    }  // the drain [RT-2.3]
+    for (int i = 0; i < kItems; ++i) ASSERT_EQ(runs[i].load(), 1) << "item " << i << ", pollers " << pollers;
+  }
+}
+
+// spec: [RT-2.2] [RT-2.3]
 // spin_rounds 0 (park as soon as the queue is empty) keeps every promise of the
 // default: post order with one carrier, each item once with several, the drain.
 TEST(ThreadPool, ParkingAtOnceKeepsOrderExactlyOnceAndTheDrain) {

@@ -149,7 +149,8 @@ class Scheduler {
 class ThreadPool final : public Scheduler {
  public:
   static constexpr unsigned kDefaultSpinRounds = 1024;
-  static constexpr unsigned kAutoPollers = 0;  // max(1, hardware_concurrency / 2)
+  static constexpr unsigned kAutoPollers = 0;        // max(1, hardware_concurrency / 2)
+  static constexpr unsigned kUnlimitedPollers = ~0u;  // every idle carrier polls (before [READY-I4])
 
   // carriers == 0 means min(hardware_concurrency, 4) (at least 1).
   explicit ThreadPool(unsigned carriers = 0) : ThreadPool(carriers, kDefaultSpinRounds) {}
