@@ -134,6 +134,21 @@ TEST(Attribution, BindingLeakedInsideAnInstallIsOneRestoreRoot) {
   expect_consequences_of(v, *roots[0], {{"FL-3.1", {5, 8}}});
 }
 
+// (i) An accepted reentrant run that runs inline, inside the turn that
+// submitted it (asio's dispatch from inside its strand): one [LANE-5.3] root;
+// its turn's overlap with the submitter's ([LANE-5.1]), its start ahead of the
+// item queued before it ([LANE-5.2]) and its awaiter resumed inside the
+// submitter's turn ([LANE-5.6]) are its consequences (A6).
+// spec: [LANE-5.3] [LANE-5.1] [LANE-5.2] [LANE-5.6] [TRACE-4.2]
+TEST(Attribution, ReentrantRunRunInlineIsOneRoot) {
+  const auto v = bad_violations("LANE-5.3.reentrant-run-runs-inline");
+  const auto roots = roots_of(v);
+  ASSERT_EQ(roots.size(), 1u) << describe(v);
+  EXPECT_EQ(roots[0]->rule, "LANE-5.3");
+  EXPECT_EQ(roots[0]->lines, (Lines{7, 8}));
+  expect_consequences_of(v, *roots[0], {{"LANE-5.1", {6, 9}}, {"LANE-5.2", {5, 8, 9}}, {"LANE-5.6", {10, 11}}});
+}
+
 // (g) Queued items dropped by a library's clear() (p-queue's `clear()`,
 // async-mutex's `cancel()`), reported with the optional `lane.dropped`: one
 // [LANE-8.1] root, accepted work lost, at the first item's acceptance and

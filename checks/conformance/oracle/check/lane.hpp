@@ -36,6 +36,7 @@ struct LaneItem {
   // after a close request ([LANE-7.4]), started before its `lane.accepted` ([LANE-5.2]),
   // dropped by the library before its turn ([LANE-8.1]).
   std::optional<Cause> reentrant, closed, late, dropped;
+  std::optional<Cause> inline_of;  // its [LANE-5.3], when its turn started inside its submitter's
   std::string ctx;                    // the context captured for it (its submitter's next event), if any
   std::size_t ctx_line = 0;
   std::size_t foreign_ctx = SIZE_MAX;  // index in Report::violations of its [FL-3.9], if any

@@ -127,11 +127,18 @@ void LaneChecker::turn_start(Lane& lane, const Event& e, const std::string& id, 
   }
   item.start = n;
   item.start_fiber = e.fiber;
+  // An accepted reentrant run started inside the turn that submitted it (run
+  // inline, as asio's dispatch does): what follows on the trace, the overlap,
+  // the jump ahead of the queue and its awaiter resumed inside that turn, is
+  // that [LANE-5.3]'s (section 4.1 A6).
+  const bool inline_reentry = item.reentrant && !lane.open.empty() &&
+                              lane.items[lane.open.back()].start_fiber == item.fiber;
+  if (inline_reentry) item.inline_of = item.reentrant;
   if (!lane.open.empty()) {  // [LANE-5.1] one turn at a time
     const Item& other = lane.items[lane.open.back()];
     r_.add("LANE-5.1", {other.start, n},
            "turn of item " + q(id) + " started on lane " + q(name) + " while the turn of item " +
-               q(lane.open.back()) + " was still open", std::nullopt, scope);
+               q(lane.open.back()) + " was still open", item.inline_of, scope);
   }
   if (lane.drained != 0) {  // [LANE-7.6] nothing runs after the drain (one accepted after the close: [LANE-7.4]'s)
     r_.add("LANE-7.6", {lane.drained, n},
@@ -142,7 +149,7 @@ void LaneChecker::turn_start(Lane& lane, const Event& e, const std::string& id, 
     const Item& first = lane.items[lane.queue.front()];
     r_.add("LANE-5.2", {first.answer, item.answer, n},
            "turn of item " + q(id) + " started on lane " + q(name) + " before item " +
-               q(lane.queue.front()) + ", which was accepted earlier", std::nullopt, scope);
+               q(lane.queue.front()) + ", which was accepted earlier", item.inline_of, scope);
   }
   if (pos != lane.queue.end()) lane.queue.erase(pos);
   lane.open.push_back(id);
@@ -200,7 +207,7 @@ void LaneChecker::resumed(const Lane& lane, const Event& e, const std::string& i
   if (on_lane(e.fiber, name)) {  // [LANE-5.6] never inline, inside someone's turn
     r_.add("LANE-5.6", {item.end, n},
            "the awaiter of item " + q(id) + " resumed on fiber " + q(e.fiber) +
-               " while that fiber was inside a turn of lane " + q(name), std::nullopt, "lane");
+               " while that fiber was inside a turn of lane " + q(name), item.inline_of, "lane");
   } else if (const auto in = lanes_of(e.fiber); !in.empty()) {
     // [LANE-8.10] a lane turn never suspends: readers outside would see its
     // changes half made.
