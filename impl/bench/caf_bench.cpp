@@ -24,11 +24,10 @@
 // one that does, on purpose (it is CAF's blocking API).
 // The *_ParkAtOnce rows run the turnstile side on ThreadPool(N, 0): carriers
 // that park as soon as the ready queue is empty, the scheduler before issue 28
-// polled (detail/ready_queue.hpp); the *_EveryPoller rows run it on
-// ThreadPool(N, kDefaultSpinRounds, kUnlimitedPollers): every idle carrier
-// polls, the scheduler before the polling cap ([READY-I4]); the plain rows use
-// the defaults (poll, at most kAutoPollers carriers polling at once: one on 2
-// cores).
+// polled (detail/ready_queue.hpp); the *_OnePoller rows run it on
+// ThreadPool(N, kDefaultSpinRounds, 1): at most one idle carrier polls, the
+// others park at once (the polling cap, [READY-I4]); the plain rows use the
+// defaults (poll, every idle carrier may).
 // Counters, delta over the measured loop, per request: switches_per_req
 // (getrusage(RUSAGE_SELF) voluntary + involuntary context switches, every thread
 // of the process), proc_cpu_ns_per_req (the process's user + system CPU time,
@@ -138,7 +137,7 @@ Task<> ts_in_flight(benchmark::State& state, Act& act, Probe& p) {
   p.stop();
 }
 void ts_one_actor(benchmark::State& state, bool batch, unsigned spin,
-                  unsigned pollers = ThreadPool::kAutoPollers) {
+                  unsigned pollers = ThreadPool::kUnlimitedPollers) {
   Probe p;
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)), spin, pollers);
   {
@@ -156,10 +155,9 @@ void BM_CafTs_InFlight(benchmark::State& state) { ts_one_actor(state, true, kPol
 // whose carriers park as soon as the ready queue is empty.
 void BM_CafTs_RoundTrip_ParkAtOnce(benchmark::State& state) { ts_one_actor(state, false, 0); }
 void BM_CafTs_InFlight_ParkAtOnce(benchmark::State& state) { ts_one_actor(state, true, 0); }
-// Before the polling cap, in the same run: every idle carrier polls.
-constexpr unsigned kEvery = ThreadPool::kUnlimitedPollers;
-void BM_CafTs_RoundTrip_EveryPoller(benchmark::State& state) { ts_one_actor(state, false, kPoll, kEvery); }
-void BM_CafTs_InFlight_EveryPoller(benchmark::State& state) { ts_one_actor(state, true, kPoll, kEvery); }
+// The polling cap, in the same run: at most one idle carrier polls.
+void BM_CafTs_RoundTrip_OnePoller(benchmark::State& state) { ts_one_actor(state, false, kPoll, 1); }
+void BM_CafTs_InFlight_OnePoller(benchmark::State& state) { ts_one_actor(state, true, kPoll, 1); }
 
 Task<> ts_create_calls(benchmark::State& state, Scheduler& s, Probe& p) {
   std::vector<std::unique_ptr<Act>> acts;
@@ -181,7 +179,7 @@ Task<> ts_create_calls(benchmark::State& state, Scheduler& s, Probe& p) {
   }
   p.stop();
 }
-void ts_create_call(benchmark::State& state, unsigned spin, unsigned pollers = ThreadPool::kAutoPollers) {
+void ts_create_call(benchmark::State& state, unsigned spin, unsigned pollers = ThreadPool::kUnlimitedPollers) {
   Probe p;
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)), spin, pollers);
   sync_wait(*pool, ts_create_calls(state, *pool, p));
@@ -190,7 +188,7 @@ void ts_create_call(benchmark::State& state, unsigned spin, unsigned pollers = T
 }
 void BM_CafTs_CreateCall(benchmark::State& state) { ts_create_call(state, kPoll); }
 void BM_CafTs_CreateCall_ParkAtOnce(benchmark::State& state) { ts_create_call(state, 0); }
-void BM_CafTs_CreateCall_EveryPoller(benchmark::State& state) { ts_create_call(state, kPoll, kEvery); }
+void BM_CafTs_CreateCall_OnePoller(benchmark::State& state) { ts_create_call(state, kPoll, 1); }
 
 // ------------------------------------------------------------ CAF side
 
@@ -344,8 +342,8 @@ BENCHMARK(BM_Base_CafCreateCall)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTim
 BENCHMARK(BM_CafTs_RoundTrip_ParkAtOnce)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_InFlight_ParkAtOnce)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_CreateCall_ParkAtOnce)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
-BENCHMARK(BM_CafTs_RoundTrip_EveryPoller)->ArgName("threads")->Arg(2)->UseRealTime();
-BENCHMARK(BM_CafTs_InFlight_EveryPoller)->ArgName("threads")->Arg(2)->UseRealTime();
-BENCHMARK(BM_CafTs_CreateCall_EveryPoller)->ArgName("threads")->Arg(2)->UseRealTime();
+BENCHMARK(BM_CafTs_RoundTrip_OnePoller)->ArgName("threads")->Arg(2)->UseRealTime();
+BENCHMARK(BM_CafTs_InFlight_OnePoller)->ArgName("threads")->Arg(2)->UseRealTime();
+BENCHMARK(BM_CafTs_CreateCall_OnePoller)->ArgName("threads")->Arg(2)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -148,7 +148,7 @@ TEST(ThreadPool, AnItemThatOccupiesItsCarrierDoesNotHoldBackTheQueue) {
 // limited, the hand-off above still happens and every item runs once; the
 // model (model.ready_queue one-poller) checks the cap itself at every poll.
 TEST(ThreadPool, AtMostOnePollerStillHandsOffAndRunsEveryItemOnce) {
-  for (unsigned pollers : {1u, ThreadPool::kUnlimitedPollers}) {
+  for (unsigned pollers : {1u, ThreadPool::kAutoPollers, ThreadPool::kUnlimitedPollers}) {
     constexpr int kItems = 3000;
     auto runs = std::make_unique<std::atomic<int>[]>(kItems);
     {

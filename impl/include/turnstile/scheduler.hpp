@@ -143,18 +143,21 @@ class Scheduler {
 // call, the turn it starts, the resume it posts back) costs no futex wake-up
 // while the pool is busy, and an idle pool parks every carrier. spin_rounds 0:
 // park at once. At most `max_pollers` carriers poll at once [READY-I4]; the
-// others park as soon as they find the queue empty, so idle carriers never
-// spin on more cores than there are to spare (kAutoPollers: half the
-// hardware's threads, at least one; on 2 cores, one poller).
+// others park as soon as they find the queue empty, so on a machine shared
+// with other work idle carriers need not spin on more cores than it spares.
+// The default is kUnlimitedPollers (every idle carrier polls): on 2 cores a
+// cap of one measured within noise of it either way (impl/bench/README.md,
+// "The polling cap"), so the cap is the caller's choice: kAutoPollers is half
+// the hardware's threads (at least one), or give a number.
 class ThreadPool final : public Scheduler {
  public:
   static constexpr unsigned kDefaultSpinRounds = 1024;
   static constexpr unsigned kAutoPollers = 0;        // max(1, hardware_concurrency / 2)
-  static constexpr unsigned kUnlimitedPollers = ~0u;  // every idle carrier polls (before [READY-I4])
+  static constexpr unsigned kUnlimitedPollers = ~0u;  // every idle carrier polls (the default)
 
   // carriers == 0 means min(hardware_concurrency, 4) (at least 1).
   explicit ThreadPool(unsigned carriers = 0) : ThreadPool(carriers, kDefaultSpinRounds) {}
-  ThreadPool(unsigned carriers, unsigned spin_rounds) : ThreadPool(carriers, spin_rounds, kAutoPollers) {}
+  ThreadPool(unsigned carriers, unsigned spin_rounds) : ThreadPool(carriers, spin_rounds, kUnlimitedPollers) {}
   ThreadPool(unsigned carriers, unsigned spin_rounds, unsigned max_pollers);
   ~ThreadPool() override;
 
