@@ -77,11 +77,13 @@ struct Verdict {
     for (const auto& v : violations) r.insert(v.value("rule", "?"));
     return r;
   }
+  // Whether violation `v` is a root: the consequence of no other.
+  static bool is_root(const json& v) { return !v.contains("consequence_of") || v["consequence_of"].is_null(); }
   // Rules with a violation that is no other's consequence.
   std::set<std::string> roots() const {
     std::set<std::string> r;
     for (const auto& v : violations)
-      if (!v.contains("consequence_of") || v["consequence_of"].is_null()) r.insert(v.value("rule", "?"));
+      if (is_root(v)) r.insert(v.value("rule", "?"));
     return r;
   }
   // The violations of `rule`.

@@ -7,9 +7,10 @@
 //
 // State is what is open: an item is kept from its submission until it is
 // settled (refused; a post whose turn ended; a run whose awaiter resumed after
-// its turn ended; a dropped post, or a dropped run whose awaiter resumed), then among the last kSettledWindow settled items, then
-// forgotten. Safe because nothing more is expected of a settled item: at `end`
-// it reports nothing, and no queue or open turn names it; only an event that
+// its turn ended; a dropped post, or a dropped run whose awaiter resumed),
+// then among the last kSettledWindow settled items, then forgotten. Safe
+// because nothing more is expected of a settled item: at `end` it reports
+// nothing, and no queue or open turn names it; only an event that
 // repeats one of its events (a second submission, answer, start, end or
 // resumption: [LANE-8.1]) names it again, and such an event gets its exact
 // message while the item is in the window (older: see spec/trace-format.md §4).
