@@ -45,14 +45,17 @@ using Sync = turnstile::RelacySync;
 using turnstile::model::Resume;
 
 constexpr unsigned kSpinLimit = 2;
-constexpr int kMaxItems = 3;
+constexpr int kMaxItems = 5;
 
 struct Item {
   int id = 0;
-  Sync::var<int> payload{0};  // written by the poster before push, read by the runner
+  Sync::var<int> payload{0};  // written by whoever posts it, before the post; read by the runner
   Sync::var<int> runs{0};     // written by the one carrier that runs it
   Resume* unblock = nullptr;  // blocked-carrier: this item waits here until released
   Resume* releases = nullptr; // blocked-carrier: this item releases that one
+  Resume* started = nullptr;  // slot-streak: posted as the item starts
+  Item* posts[2] = {nullptr, nullptr};  // hand-off suites: posted by this item's run (push_from)
+  Resume* hold = nullptr;     // held-hand-off: after its posts, this item waits here
 };
 
 // [READY-I4] The capped suites instantiate the queue over CappedSync: Relacy's
@@ -68,6 +71,13 @@ void CappedSync::pause() {
   Sync::pause();
 }
 
+struct QueueOptions {
+  unsigned max_pollers = turnstile::detail::BasicReadyQueue<Sync, Item*>::kUnlimitedPollers;
+  unsigned carriers = 2;
+  bool hand_off = false;
+  unsigned slot_streak = 1;
+};
+
 template <class S>
 struct BasicHarness {
   using Queue = turnstile::detail::BasicReadyQueue<S, Item*>;
@@ -78,7 +88,8 @@ struct BasicHarness {
   Resume all_ran;              // posted by the item that completes the count
   int expected = 0;
 
-  explicit BasicHarness(unsigned max_pollers = Queue::kUnlimitedPollers) : q(kSpinLimit, max_pollers) {
+  explicit BasicHarness(QueueOptions o = {})
+      : q(kSpinLimit, o.max_pollers, o.carriers, o.hand_off, o.slot_streak) {
     for (int i = 0; i < kMaxItems; ++i) items[i].id = i;
   }
 
@@ -87,13 +98,21 @@ struct BasicHarness {
     q.push(&items[i]);
   }
 
-  // The carrier loop of ThreadPool::carrier_loop.
-  void carrier(bool record_order) {
+  // The carrier loop of ThreadPool::carrier_loop; an item's own posts go
+  // through push_from, as ThreadPool::post does on a carrier.
+  void carrier(unsigned idx, bool record_order) {
     Item* it = nullptr;
-    while (q.pop(it)) {
+    while (q.pop(idx, it)) {
       RL_ASSERT(it->payload.load() == 100 + it->id);
+      if (it->started != nullptr) it->started->post();
       if (it->unblock != nullptr) it->unblock->wait();
       it->runs.store(it->runs.load() + 1);
+      for (Item* next : it->posts) {
+        if (next == nullptr) continue;
+        next->payload.store(100 + next->id);  // [SLOT-I2] ordered before its taker's read
+        q.push_from(idx, next);
+      }
+      if (it->hold != nullptr) it->hold->wait();
       if (it->releases != nullptr) it->releases->post();
       const int n = done.fetch_add(1, std::memory_order_acq_rel);
       if (record_order) order[n].store(it->id);
@@ -101,26 +120,52 @@ struct BasicHarness {
     }
   }
 
-  // The threads of a pool with `carriers` carriers and one poster (the last
+  // The pool's rescuer (ThreadPool::rescuer_loop), with a scheduling point
+  // where the product sleeps for the rescue interval.
+  void rescuer() {
+    for (;;) {
+      while (q.rescue()) Sync::pause();
+      if (!q.wait_for_slots()) return;
+    }
+  }
+
+  // The threads of a pool with `carriers` carriers and one poster (the next
   // thread) posting items 0..posts-1, then stopping: once every item ran, or at
-  // once (stop_at_once: a pool destroyed with work queued).
-  void pool_thread(unsigned idx, unsigned carriers, int posts, bool stop_at_once) {
+  // once (stop_at_once: a pool destroyed with work queued). With `rescuer`,
+  // the thread after the poster is the pool's rescuer, closed after the stop.
+  void pool_thread(unsigned idx, unsigned carriers, int posts, bool stop_at_once,
+                   bool with_rescuer = false) {
     if (idx < carriers) {
-      carrier(carriers == 1);
+      carrier(idx, carriers == 1);
+      return;
+    }
+    if (idx > carriers) {
+      rescuer();
       return;
     }
     for (int i = 0; i < posts; ++i) post(i);
     if (!stop_at_once) all_ran.wait();
     q.stop();
+    if (!with_rescuer) return;
+    if (stop_at_once) all_ran.wait();  // the pool closes its rescuer after the drain
+    q.close_rescuer();
   }
 
   void check_all_ran_once() {
     RL_ASSERT(done.load(std::memory_order_relaxed) == expected);
     for (int i = 0; i < expected; ++i) RL_ASSERT(items[i].runs.load() == 1);
   }
+
+  // One-carrier suites: where item `id` ran.
+  int position_of(int id) {
+    for (int n = 0; n < expected; ++n)
+      if (order[n].load() == id) return n;
+    return -1;
+  }
 };
 
 using Harness = BasicHarness<Sync>;
+
 
 // ---------------------------------------------------------------------------
 // poll-then-park: one carrier, one poster posting two items, then (after both
@@ -131,7 +176,7 @@ struct PollThenPark : rl::test_suite<PollThenPark, 2> {
   static constexpr const char* kChecks =
       "one carrier, two posts at any point of its poll or park: no lost wake-up, FIFO, each "
       "item once, the carrier returns after stop";
-  Harness h;
+  Harness h{QueueOptions{.carriers = 1}};
 
   void before() { h.expected = 2; }
   void thread(unsigned idx) { h.pool_thread(idx, 1, 2, false); }
@@ -201,7 +246,7 @@ struct OnePoller : rl::test_suite<OnePoller, 3> {
   static constexpr const char* kChecks =
       "two carriers, one polling slot, two posts: never two pollers at once, no carrier "
       "stranded, each item once, both return after stop";
-  BasicHarness<CappedSync> h{1};
+  BasicHarness<CappedSync> h{QueueOptions{1}};
 
   void before() {
     h.expected = 2;
@@ -214,6 +259,104 @@ struct OnePoller : rl::test_suite<OnePoller, 3> {
   }
 };
 
+// ---------------------------------------------------------------------------
+// The hand-off slot ([SLOT-I1]..[SLOT-I4]): items posted by a running item go
+// through push_from, as ThreadPool::post does on a carrier.
+
+// run-order: one carrier with slots; item 0 (posted by T1) posts items 1 and 2
+// from its run. Checks [SLOT-I1] [RT-2.2]: the run's first post goes to the
+// slot, the second moves it to the shared queue ahead of itself, so 0, 1, 2.
+struct RunOrder : rl::test_suite<RunOrder, 2> {
+  static constexpr const char* kChecks =
+      "one carrier, an item that posts two more from its run: they run in post order, each once";
+  Harness h{QueueOptions{.carriers = 1, .hand_off = true}};
+
+  void before() {
+    h.expected = 3;
+    h.items[0].posts[0] = &h.items[1];
+    h.items[0].posts[1] = &h.items[2];
+  }
+  void thread(unsigned idx) { h.pool_thread(idx, 1, 1, false); }
+  void after() {
+    h.check_all_ran_once();
+    for (int n = 0; n < 3; ++n) RL_ASSERT(h.order[n].load() == n);  // [SLOT-I1]
+  }
+};
+
+// slot-streak: one carrier with slots, a streak of one. Item 0 runs, and while
+// it runs T1 posts item 4 to the shared queue; item 0 then starts a chain of
+// hand-offs (0 posts 1, 1 posts 2, 2 posts 3). Checks [SLOT-I3]: item 4, queued
+// before item 1 was posted, runs after at most one slot item (position 2),
+// not after the whole chain.
+struct SlotStreak : rl::test_suite<SlotStreak, 2> {
+  static constexpr const char* kChecks =
+      "one carrier, a chain of hand-offs while another item waits in the shared queue: the "
+      "waiting item runs after at most slot_streak of them";
+  Harness h{QueueOptions{.carriers = 1, .hand_off = true, .slot_streak = 1}};
+  Resume item0_started;
+  Resume item4_posted;
+
+  void before() {
+    h.expected = 5;
+    h.items[0].started = &item0_started;
+    h.items[0].unblock = &item4_posted;
+    for (int i = 0; i < 3; ++i) h.items[i].posts[0] = &h.items[i + 1];
+  }
+  void thread(unsigned idx) {
+    if (idx == 0) return h.carrier(0, true);
+    h.post(0);
+    item0_started.wait();
+    h.post(4);
+    item4_posted.post();
+    h.all_ran.wait();
+    h.q.stop();
+  }
+  void after() {
+    h.check_all_ran_once();
+    RL_ASSERT(h.position_of(4) <= 2);  // [SLOT-I3]
+  }
+};
+
+// held-hand-off: two carriers with slots and the rescuer. Item 0 posts item 1
+// (to its carrier's slot) and then holds its carrier until item 1 has run.
+// Checks [SLOT-I2] [SLOT-I4] [RT-2.2]: the other carrier steals item 1 after a
+// vain poll, or the rescuer moves it to the shared queue and wakes it; either
+// way item 1 runs exactly once, and nothing is left parked for ever.
+struct HeldHandOff : rl::test_suite<HeldHandOff, 4> {
+  static constexpr const char* kChecks =
+      "an item that posts a hand-off and then holds its carrier until the hand-off ran: the "
+      "other carrier or the rescuer takes it, exactly once; the rescuer is never left asleep";
+  Harness h{QueueOptions{.carriers = 2, .hand_off = true}};
+  Resume item1_ran;
+
+  void before() {
+    h.expected = 2;
+    h.items[0].posts[0] = &h.items[1];
+    h.items[0].hold = &item1_ran;
+    h.items[1].releases = &item1_ran;
+  }
+  void thread(unsigned idx) { h.pool_thread(idx, 2, 1, false, true); }
+  void after() { h.check_all_ran_once(); }
+};
+
+// hand-off-drain: two carriers with slots and the rescuer; T2 posts items 0
+// and 1 and stops the pool at once; their runs hand off items 2 and 3. Checks
+// [READY-I3] [RT-2.3] with slots: every item, queued or handed off, runs
+// exactly once before the carriers return.
+struct HandOffDrain : rl::test_suite<HandOffDrain, 4> {
+  static constexpr const char* kChecks =
+      "stop right after two posts whose runs hand off two more: every item runs once, then "
+      "every carrier returns";
+  Harness h{QueueOptions{.carriers = 2, .hand_off = true}};
+
+  void before() {
+    h.expected = 4;
+    for (int i = 0; i < 2; ++i) h.items[i].posts[0] = &h.items[i + 2];
+  }
+  void thread(unsigned idx) { h.pool_thread(idx, 2, 2, true, true); }
+  void after() { h.check_all_ran_once(); }
+};
+
 }  // namespace
 
 TURNSTILE_MODEL_MAIN("ready_queue", {
@@ -222,4 +365,10 @@ TURNSTILE_MODEL_MAIN("ready_queue", {
     suite<BlockedCarrier, "blocked-carrier">({bounded(2), random_search(100000)}),
     suite<StopDrains, "stop-drains">({bounded(2), random_search(100000)}),
     suite<OnePoller, "one-poller">({bounded(2), random_search(100000)}),
+    suite<RunOrder, "run-order">({bounded(2), random_search(100000)}),
+    suite<SlotStreak, "slot-streak">({bounded(2), random_search(100000)}),
+    // Four threads (two carriers, the poster, the rescuer): bound 0 is 92 864
+    // executions here (1.4 s), bound 1 runs for minutes: ci/model-long's.
+    suite<HeldHandOff, "held-hand-off">({bounded(0), random_search(100000)}),
+    suite<HandOffDrain, "hand-off-drain">({bounded(0), random_search(100000)}),
 })

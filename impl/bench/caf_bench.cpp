@@ -26,8 +26,10 @@
 // that park as soon as the ready queue is empty, the scheduler before issue 28
 // polled (detail/ready_queue.hpp); the *_OnePoller rows run it on
 // ThreadPool(N, kDefaultSpinRounds, 1): at most one idle carrier polls, the
-// others park at once (the polling cap, [READY-I4]); the plain rows use the
-// defaults (poll, every idle carrier may).
+// others park at once (the polling cap, [READY-I4]); the *_NoHandOff rows run
+// it on ThreadPool(N, kDefaultSpinRounds, kUnlimitedPollers, false): every post
+// goes to the shared queue, the scheduler before the hand-off slots ([SLOT-I1]);
+// the plain rows use the defaults (poll, every idle carrier may, hand-off on).
 // Counters, delta over the measured loop, per request: switches_per_req
 // (getrusage(RUSAGE_SELF) voluntary + involuntary context switches, every thread
 // of the process), proc_cpu_ns_per_req (the process's user + system CPU time,
@@ -137,9 +139,10 @@ Task<> ts_in_flight(benchmark::State& state, Act& act, Probe& p) {
   p.stop();
 }
 void ts_one_actor(benchmark::State& state, bool batch, unsigned spin,
-                  unsigned pollers = ThreadPool::kUnlimitedPollers) {
+                  unsigned pollers = ThreadPool::kUnlimitedPollers, bool hand_off = true) {
   Probe p;
-  auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)), spin, pollers);
+  auto pool =
+      std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)), spin, pollers, hand_off);
   {
     Act act("bench", Counter{}, {}, *pool);
     sync_wait(*pool, batch ? ts_in_flight(state, act, p) : ts_round_trips(state, act, p));
@@ -158,6 +161,10 @@ void BM_CafTs_InFlight_ParkAtOnce(benchmark::State& state) { ts_one_actor(state,
 // The polling cap, in the same run: at most one idle carrier polls.
 void BM_CafTs_RoundTrip_OnePoller(benchmark::State& state) { ts_one_actor(state, false, kPoll, 1); }
 void BM_CafTs_InFlight_OnePoller(benchmark::State& state) { ts_one_actor(state, true, kPoll, 1); }
+// No hand-off slots, in the same run: every post goes to the shared queue.
+constexpr unsigned kAll = ThreadPool::kUnlimitedPollers;
+void BM_CafTs_RoundTrip_NoHandOff(benchmark::State& state) { ts_one_actor(state, false, kPoll, kAll, false); }
+void BM_CafTs_InFlight_NoHandOff(benchmark::State& state) { ts_one_actor(state, true, kPoll, kAll, false); }
 
 Task<> ts_create_calls(benchmark::State& state, Scheduler& s, Probe& p) {
   std::vector<std::unique_ptr<Act>> acts;
@@ -179,9 +186,11 @@ Task<> ts_create_calls(benchmark::State& state, Scheduler& s, Probe& p) {
   }
   p.stop();
 }
-void ts_create_call(benchmark::State& state, unsigned spin, unsigned pollers = ThreadPool::kUnlimitedPollers) {
+void ts_create_call(benchmark::State& state, unsigned spin, unsigned pollers = ThreadPool::kUnlimitedPollers,
+                    bool hand_off = true) {
   Probe p;
-  auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)), spin, pollers);
+  auto pool =
+      std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)), spin, pollers, hand_off);
   sync_wait(*pool, ts_create_calls(state, *pool, p));
   pool.reset();
   p.report(state, kActors, state.iterations() > 0 ? 1 : 0);
@@ -189,6 +198,7 @@ void ts_create_call(benchmark::State& state, unsigned spin, unsigned pollers = T
 void BM_CafTs_CreateCall(benchmark::State& state) { ts_create_call(state, kPoll); }
 void BM_CafTs_CreateCall_ParkAtOnce(benchmark::State& state) { ts_create_call(state, 0); }
 void BM_CafTs_CreateCall_OnePoller(benchmark::State& state) { ts_create_call(state, kPoll, 1); }
+void BM_CafTs_CreateCall_NoHandOff(benchmark::State& state) { ts_create_call(state, kPoll, kAll, false); }
 
 // ------------------------------------------------------------ CAF side
 
@@ -345,5 +355,8 @@ BENCHMARK(BM_CafTs_CreateCall_ParkAtOnce)->ArgName("threads")->Arg(1)->Arg(2)->U
 BENCHMARK(BM_CafTs_RoundTrip_OnePoller)->ArgName("threads")->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_InFlight_OnePoller)->ArgName("threads")->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_CreateCall_OnePoller)->ArgName("threads")->Arg(2)->UseRealTime();
+BENCHMARK(BM_CafTs_RoundTrip_NoHandOff)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_CafTs_InFlight_NoHandOff)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_CafTs_CreateCall_NoHandOff)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -3,7 +3,8 @@
 //
 //   BM_Lane_RunRoundTrip/carriers:N  a fiber on ThreadPool(N) awaits lane.run(++n),
 //                                    one turn in flight at a time (_OnePoller: at
-//                                    most one idle carrier polls, [READY-I4])
+//                                    most one idle carrier polls, [READY-I4];
+//                                    _NoHandOff: no hand-off slots, [SLOT-I1])
 //   BM_Lane_TryPost/producers:P      P plain threads each try_post kPerProducer items
 //                                    to one lane on ThreadPool(1); a round ends when
 //                                    the last item has run (items/s)
@@ -46,10 +47,10 @@ using AsioStrand = asio::strand<asio::io_context::executor_type>;
 
 // ------------------------------------------------------------ run() round trip
 
-void lane_run_round_trip(benchmark::State& state, unsigned pollers) {
+void lane_run_round_trip(benchmark::State& state, unsigned pollers, bool hand_off = true) {
   long work = 0;  // lane-owned
   auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)),
-                                           ThreadPool::kDefaultSpinRounds, pollers);
+                                           ThreadPool::kDefaultSpinRounds, pollers, hand_off);
   StateLane lane("bench", *pool);
   sync_wait(*pool, lane_round_trips(state, lane, work));
   pool.reset();  // joins the carriers: the lane is idle from here on
@@ -59,6 +60,10 @@ void BM_Lane_RunRoundTrip(benchmark::State& state) { lane_run_round_trip(state, 
 // The same on a pool where at most one idle carrier polls (the polling cap,
 // [READY-I4]), in the same run.
 void BM_Lane_RunRoundTrip_OnePoller(benchmark::State& state) { lane_run_round_trip(state, 1); }
+// The same with every post in the shared queue (no hand-off slots), same run.
+void BM_Lane_RunRoundTrip_NoHandOff(benchmark::State& state) {
+  lane_run_round_trip(state, ThreadPool::kUnlimitedPollers, false);
+}
 
 // A fiber posts one item at a time and waits on an Event the item sets; with
 // count_allocs, reports this thread's allocations per iteration.
@@ -244,6 +249,7 @@ void BM_Base_StrandTurn(benchmark::State& state) {
 
 BENCHMARK(BM_Lane_RunRoundTrip)->ArgName("carriers")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_Lane_RunRoundTrip_OnePoller)->ArgName("carriers")->Arg(2)->UseRealTime();
+BENCHMARK(BM_Lane_RunRoundTrip_NoHandOff)->ArgName("carriers")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_Base_StrandRoundTrip)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_Base_MutexLaneRoundTrip)->ArgName("carriers")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_Lane_TryPost)->ArgName("producers")->Arg(1)->Arg(2)->UseRealTime();

@@ -37,13 +37,34 @@ unsigned pollers_for(unsigned max_pollers) {
   if (max_pollers != ThreadPool::kAutoPollers) return max_pollers;
   return std::max(1u, std::thread::hardware_concurrency() / 2);
 }
+
+unsigned carriers_for(unsigned carriers) {
+  return carriers != 0 ? carriers : std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+}
+
+// Which pool's carrier this thread is, and its index there: post() hands a
+// carrier's first post of a run to its slot ([SLOT-I1]). Read and written by
+// its own thread only; the accessors are out of line so that a coroutine
+// calling post() never caches the thread-local's address across a suspension.
+thread_local const ThreadPool* tl_pool = nullptr;
+thread_local unsigned tl_carrier = 0;
+
+[[gnu::noinline]] bool carrier_of(const ThreadPool* pool, unsigned& index) noexcept {
+  if (tl_pool != pool) return false;
+  index = tl_carrier;
+  return true;
+}
 }  // namespace
 
-ThreadPool::ThreadPool(unsigned carriers, unsigned spin_rounds, unsigned max_pollers)
-    : ready_(spin_rounds, pollers_for(max_pollers)), timers_(std::make_shared<detail::TimerQueue>()) {
-  if (carriers == 0) carriers = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+ThreadPool::ThreadPool(unsigned carriers, unsigned spin_rounds, unsigned max_pollers, bool hand_off)
+    : ready_(spin_rounds, pollers_for(max_pollers), carriers_for(carriers), hand_off),
+      timers_(std::make_shared<detail::TimerQueue>()) {
+  carriers = carriers_for(carriers);
   threads_.reserve(carriers);
-  for (unsigned i = 0; i < carriers; ++i) threads_.emplace_back([this] { carrier_loop(); });
+  for (unsigned i = 0; i < carriers; ++i) threads_.emplace_back([this, i] { carrier_loop(i); });
+  // [SLOT-I2] the rescuer: only a second carrier can run what a held carrier's
+  // slot holds.
+  if (hand_off && carriers > 1) rescuer_ = std::thread([this] { rescuer_loop(); });
   // [RT-8.2] one timer thread serves the pool's one timer queue; it only posts.
   timer_thread_ = std::thread([q = timers_] {
     std::vector<detail::TimerEntryRef> due;
@@ -65,6 +86,9 @@ ThreadPool::~ThreadPool() {
   timers_->drop_all();
   ready_.stop();  // [RT-2.3] the carriers drain what is queued, then return
   for (auto& t : threads_) t.join();
+  // After the carriers: a long item of the drain may still need a rescue.
+  ready_.close_rescuer();
+  if (rescuer_.joinable()) rescuer_.join();
 }
 
 bool ThreadPool::on_carrier() const noexcept {
@@ -74,18 +98,35 @@ bool ThreadPool::on_carrier() const noexcept {
 }
 
 void ThreadPool::post(Runnable& item) {
-  ready_.push(&item);  // [RT-2.2] FIFO: carriers take from the front
+  unsigned carrier = 0;
+  if (carrier_of(this, carrier))
+    ready_.push_from(carrier, &item);  // [SLOT-I1] a post of the running item
+  else
+    ready_.push(&item);  // [RT-2.2] FIFO: carriers take from the front
 }
 
 void ThreadPool::arm_timer(std::shared_ptr<detail::TimerEntry> entry) {
   timers_->arm(std::move(entry));  // false: destroying, dropped [RT-8.5]
 }
 
-void ThreadPool::carrier_loop() {
+void ThreadPool::carrier_loop(unsigned index) {
+  tl_pool = this;
+  tl_carrier = index;
   Runnable* item = nullptr;
-  while (ready_.pop(item)) {  // false: stopping and drained [RT-2.3]
+  while (ready_.pop(index, item)) {  // false: stopping and drained [RT-2.3]
     detail::FrameworkContextScope in_item;
     item->run();
+  }
+  tl_pool = nullptr;
+}
+
+// [SLOT-I2] One look per rescue interval while hand-offs happen; parked
+// (costing nothing) while none does. The sleep is the product's pacing, not a
+// test's ordering: whatever the interval, a slot item is taken exactly once.
+void ThreadPool::rescuer_loop() {
+  for (;;) {
+    while (ready_.rescue()) std::this_thread::sleep_for(kRescueInterval);
+    if (!ready_.wait_for_slots()) return;  // closed: the pool is being destroyed
   }
 }
 

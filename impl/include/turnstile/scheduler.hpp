@@ -149,29 +149,48 @@ class Scheduler {
 // cap of one measured within noise of it either way (impl/bench/README.md,
 // "The polling cap"), so the cap is the caller's choice: kAutoPollers is half
 // the hardware's threads (at least one), or give a number.
+//
+// The hand-off slot (hand_off, on by default; [RT-2.2], [SLOT-I1]..[SLOT-I4]):
+// the first item an item posts while it runs on a carrier (typically the
+// fiber it just made ready: a turn's settle resuming its caller) is kept in
+// that carrier's slot and runs next on the same carrier, once the running
+// item returns, instead of waking another carrier. Later posts of the same
+// run go to the shared queue, in post order, after the slot's item. A carrier
+// runs at most kDefaultSlotStreak slot items in a row while the shared queue
+// has work. An item that holds its carrier does not strand its hand-off: a
+// carrier that polled in vain steals it, and the pool's rescuer thread (one
+// per pool of two or more carriers, awake only while hand-offs happen) moves
+// it to the shared queue after one to two rescue intervals (kRescueInterval).
+// hand_off false: every post goes to the shared queue (the behaviour before).
 class ThreadPool final : public Scheduler {
  public:
   static constexpr unsigned kDefaultSpinRounds = 1024;
   static constexpr unsigned kAutoPollers = 0;        // max(1, hardware_concurrency / 2)
   static constexpr unsigned kUnlimitedPollers = ~0u;  // every idle carrier polls (the default)
 
+  static constexpr std::chrono::microseconds kRescueInterval{1000};  // [SLOT-I2]
+
   // carriers == 0 means min(hardware_concurrency, 4) (at least 1).
   explicit ThreadPool(unsigned carriers = 0) : ThreadPool(carriers, kDefaultSpinRounds) {}
   ThreadPool(unsigned carriers, unsigned spin_rounds) : ThreadPool(carriers, spin_rounds, kUnlimitedPollers) {}
-  ThreadPool(unsigned carriers, unsigned spin_rounds, unsigned max_pollers);
+  ThreadPool(unsigned carriers, unsigned spin_rounds, unsigned max_pollers, bool hand_off = true);
   ~ThreadPool() override;
 
   void post(Runnable& item) override;
   void arm_timer(std::shared_ptr<detail::TimerEntry> entry) override;
   unsigned carriers() const noexcept { return static_cast<unsigned>(threads_.size()); }
+  // Whether posts from a carrier use its hand-off slot ([SLOT-I1]).
+  bool hand_off() const noexcept { return ready_.hand_off(); }
   // True when the calling thread is one of this pool's carriers.
   bool on_carrier() const noexcept;
 
  private:
-  void carrier_loop();
+  void carrier_loop(unsigned index);
+  void rescuer_loop();
 
   detail::BasicReadyQueue<StdSync, Runnable*> ready_;  // [RT-2.2] its own mutex
   std::vector<std::thread> threads_;
+  std::thread rescuer_;  // [SLOT-I2] with hand_off and two or more carriers
   std::shared_ptr<detail::TimerQueue> timers_;  // its own mutex [RT-8.2]
   std::thread timer_thread_;                    // the only thread that fires timers_
 };

@@ -1,19 +1,29 @@
 // turnstile/detail/ready_queue.hpp: the ThreadPool's ready queue. One FIFO
-// shared by every carrier; an idle carrier polls it for a bounded while before
-// it parks (at most max_pollers carriers at once), and a post wakes a parked
-// carrier only when nobody is polling.
+// shared by every carrier, plus one hand-off slot per carrier; an idle carrier
+// polls for a bounded while before it parks (at most max_pollers carriers at
+// once), and a push to the shared queue wakes a parked carrier only when
+// nobody is polling.
 //
 // Why (issue 28, impl/bench/caf_bench.cpp): a carrier that parks as soon as the
 // queue is empty turns every hand-off between two carriers (a caller's
 // `co_await act.call`, the turn it starts, the resume it posts back) into a
 // futex wake-up and a context switch: 176,560 switches against CAF's 8,710 for
-// the same pipelined run. A carrier that has just run out of work is the one
-// most likely to be handed the next item within microseconds; it waits for it
-// awake, and the poster saves the wake-up.
+// the same pipelined run. Two remedies, both here:
+//  - the poll: a carrier that has just run out of work is the one most likely
+//    to be handed the next item within microseconds; it waits for it awake,
+//    and the poster saves the wake-up;
+//  - the hand-off slot: the first item a carrier posts while it runs an item
+//    (the fiber its item just made ready) runs next on that same carrier,
+//    after the running item returns, with no wake-up and no second carrier
+//    touching the fiber's storage; an idle carrier steals it, and the rescuer
+//    moves it to the shared queue, when the running item holds its carrier.
 //
 // Guarantees
-//  - [RT-2.2] FIFO: pop() takes the oldest item; items pushed by one thread are
-//    taken in push order, by whichever carriers take them.
+//  - [RT-2.2] Order. pop() takes the shared queue's oldest item; items pushed
+//    to it by one thread are taken in push order, by whichever carriers take
+//    them. The posts one run makes (push_from, [SLOT-I1]) start in post order.
+//    The first post of a run may start before items queued earlier: that is
+//    the hand-off, bounded by [SLOT-I3].
 //  - [READY-I1] No lost wake-up. A carrier parks only after it has re-checked,
 //    under the mutex, that the queue is empty and it is no longer counted as
 //    polling; push() decides whether to wake under the same mutex. So an item
@@ -26,26 +36,48 @@
 //    others sleep.
 //  - [READY-I3] [RT-2.3] stop() wakes every carrier; pop() keeps returning the
 //    items queued (and any pushed while draining) and returns false only when
-//    stopped and empty.
+//    stopped, the shared queue empty and the caller's own slot empty (another
+//    carrier's slot is emptied by its owner, which is still running).
 //  - Polling is bounded (spin_limit rounds of Sync::pause(), about 20 us on a
 //    current x86 core with the ThreadPool's limit), so an idle pool parks and
 //    costs nothing: no carrier polls for ever.
 //  - [READY-I4] At most max_pollers carriers poll at once. A carrier that finds
-//    every polling slot taken parks at once: one poller already catches the
-//    next item, and a second would only take a core from a thread with work
-//    (on a busy machine, from another process). A refused carrier is never
-//    counted as polling, so it is woken like any parked carrier ([READY-I1]).
+//    every polling slot taken parks at once. A refused carrier is never counted
+//    as polling, so it is woken like any parked carrier ([READY-I1]).
+//  - [SLOT-I1] The hand-off slot holds at most the first item a carrier posts
+//    during one run. A later post of the same run first moves the slot's item
+//    (if nobody took it yet) to the shared queue, then queues its own: the
+//    run's posts keep their order.
+//  - [SLOT-I2] A slot item runs exactly once, taken by whichever of three
+//    exchanges the slot first: its owner's next pop(), an idle carrier's steal
+//    (only after that carrier polled in vain: a fresh hand-off is its owner's),
+//    or the rescuer, which moves to the shared queue (with its wake-up) an item
+//    found in the same slot at two looks with no pop() by its owner between:
+//    a run that holds its carrier does not hold back its hand-off while
+//    another carrier is idle ([RT-2.2]) for longer than two rescue intervals.
+//  - [SLOT-I3] A slot does not starve the shared queue: a carrier runs at most
+//    slot_streak slot items in a row; the next one, when the shared queue has
+//    items, goes behind them and the carrier takes the oldest.
+//  - [SLOT-I4] No lost rescuer wake-up: the rescuer announces its park
+//    (rescuer_parked_, seq_cst) and then re-checks every slot; a fill stores
+//    its slot (seq_cst) and then reads the announcement. One of the two sees
+//    the other, so a parked rescuer is woken by the first fill after it parks.
 //
 // Ordering: push() and pop() synchronise through the mutex: what a pusher wrote
 // before push() happens before what the carrier that pops the item does next
-// (the model checks this with a Sync::var payload). The two counters read
-// outside the mutex (polling_, size_) are hints only: every decision they feed
-// is re-made under the mutex ([READY-I1]).
+// (the model checks this with a Sync::var payload). A slot is filled with a
+// seq_cst (so release) store and emptied by exchanges that acquire: what the
+// run wrote before push_from happens before what a thief or the owner does
+// with the item. The counters read outside the mutex (polling_, size_, a
+// carrier's runs_ and fills_) are hints only: every decision they feed is
+// re-made under the mutex or by an exchange ([READY-I1], [SLOT-I2]).
 //
 // Where a popped item runs: on the calling carrier, after pop() returns
-// (ThreadPool::carrier_loop). Nothing runs inside push() or pop().
+// (ThreadPool::carrier_loop). Nothing runs inside push(), push_from() or pop().
 //
-// Thread safety: every member may be called from any thread.
+// Thread safety: push(), stop() from any thread; pop(c) and push_from(c) only
+// from carrier c (push_from between two of its pop()s, i.e. while it runs an
+// item); rescue() and wait_for_slots() from one rescuer thread at a time.
 // Template over Sync (turnstile/sync.hpp): model/ready_queue_model.cpp checks
 // this very code with Relacy (RelacySync). The product instantiates
 // BasicReadyQueue<StdSync, Runnable*> (turnstile/scheduler.hpp).
@@ -53,6 +85,8 @@
 
 #include <cstddef>
 #include <deque>
+#include <memory>
+#include <type_traits>
 
 #include "turnstile/detail/thread_annotations.hpp"
 #include "turnstile/sync.hpp"
@@ -61,19 +95,180 @@ namespace turnstile::detail {
 
 template <class Sync, class T>
 class BasicReadyQueue {
+  static_assert(std::is_pointer_v<T>, "items are pointers: a null slot is an empty one");
+
  public:
+  static constexpr unsigned kUnlimitedPollers = ~0u;
+  static constexpr unsigned kDefaultSlotStreak = 3;
+
   // spin_limit: the rounds of Sync::pause() an idle carrier polls before it
   // parks (0: park at once, the behaviour before issue 28). max_pollers: how
-  // many carriers may poll at once ([READY-I4]; 0 is taken as 1).
-  explicit BasicReadyQueue(unsigned spin_limit, unsigned max_pollers = kUnlimitedPollers)
-      : spin_limit_(spin_limit), max_pollers_(max_pollers == 0 ? 1 : max_pollers) {}
-  static constexpr unsigned kUnlimitedPollers = ~0u;
+  // many carriers may poll at once ([READY-I4]; 0 is taken as 1). carriers:
+  // the pop() indices 0..carriers-1 (0 is taken as 1). hand_off: whether a
+  // carrier's first post of a run goes to its slot ([SLOT-I1]; false: every
+  // post goes to the shared queue). slot_streak: [SLOT-I3] (0 is taken as 1).
+  explicit BasicReadyQueue(unsigned spin_limit, unsigned max_pollers = kUnlimitedPollers,
+                           unsigned carriers = 1, bool hand_off = false,
+                           unsigned slot_streak = kDefaultSlotStreak)
+      : spin_limit_(spin_limit),
+        max_pollers_(max_pollers == 0 ? 1 : max_pollers),
+        carrier_count_(carriers == 0 ? 1 : carriers),
+        hand_off_(hand_off),
+        slot_streak_(slot_streak == 0 ? 1 : slot_streak),
+        carriers_(new Carrier[carrier_count_]) {}
   BasicReadyQueue(const BasicReadyQueue&) = delete;
   BasicReadyQueue& operator=(const BasicReadyQueue&) = delete;
 
-  // Appends `item` ([RT-2.2]) and wakes a parked carrier unless one polls.
+  // Appends `item` to the shared queue ([RT-2.2]) and wakes a parked carrier
+  // unless one polls.
   void push(T item) {
     BasicLockGuard<typename Sync::mutex> lock(mu_);
+    push_locked(item);
+  }
+
+  // A post made by carrier `c` while it runs an item ([SLOT-I1]): the run's
+  // first goes to c's slot (no wake-up: c takes it when its item returns);
+  // a later one moves the slot's item, if still there, and then itself to the
+  // shared queue.
+  void push_from(unsigned c, T item) {
+    if (!hand_off_) return push(item);
+    Carrier& me = carriers_[c];
+    if (!me.filled_this_run_.load()) {
+      me.filled_this_run_.store(true);
+      // relaxed: a hint for the rescuer's "busy" answer; only c writes it.
+      me.fills_.store(me.fills_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      // seq_cst: a release for the exchange that takes the item ([SLOT-I2]),
+      // and [SLOT-I4]'s store-then-load against the rescuer's announcement.
+      me.slot_.store(item, std::memory_order_seq_cst);
+      if (rescuer_parked_.load(std::memory_order_seq_cst)) wake_rescuer();  // [SLOT-I4]
+      return;
+    }
+    // [SLOT-I1] a later post: the slot's item first, then this one, in order.
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
+    // relaxed: c filled the slot itself, so there is nothing to acquire; the
+    // exchange alone decides against a thief or the rescuer [SLOT-I2].
+    const T first = me.slot_.exchange(T{}, std::memory_order_relaxed);
+    if (first != T{}) push_locked(first);
+    push_locked(item);
+  }
+
+  // Carrier `c`'s next item into `out`: its slot's (within the streak,
+  // [SLOT-I3]), else the shared queue's oldest, else a slot item stolen after
+  // a vain poll, else it parks until one is pushed. Returns false once stop()
+  // was called, the shared queue is empty and c's slot is empty.
+  bool pop(unsigned c, T& out) {
+    Carrier& me = carriers_[c];
+    me.filled_this_run_.store(false);  // [SLOT-I1] c's previous run has returned
+    if (hand_off_ && take_own_slot(me, out)) return took(me);
+    me.streak_.store(0);
+    for (;;) {
+      {
+        BasicLockGuard<typename Sync::mutex> lock(mu_);
+        if (take_locked(out)) return took(me);
+        if (stopping_.load()) return false;  // [READY-I3] stopped and drained
+      }
+      // [SLOT-I2] steal only after a vain poll: a poll that saw the shared
+      // queue filled goes to take it, so no push that counted on this poller
+      // is left behind while it runs another carrier's hand-off.
+      if (!poll() && hand_off_ && steal(c, out)) return took(me);
+      mu_.lock();
+      // [READY-I1] the re-check under the mutex, after this carrier stopped
+      // counting as a poller (poll() decremented polling_ before returning).
+      while (items_.empty() && !stopping_.load()) {
+        parked_.store(parked_.load() + 1);
+        cv_.wait(mu_);
+        parked_.store(parked_.load() - 1);
+      }
+      const bool got = take_locked(out);
+      mu_.unlock();
+      if (got) return took(me);
+      // stopping and empty: the next round returns false
+    }
+  }
+
+  // [READY-I3] No carrier parks from now on; every parked one is woken.
+  void stop() {
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
+    stopping_.store(true);
+    cv_.notify_all();
+  }
+
+  // The rescuer's look ([SLOT-I2]): every slot item that was in its slot at
+  // the previous look too, with no pop() by its owner since, goes to the shared
+  // queue (with push()'s wake-up). Returns true while hand-offs go on (a slot
+  // filled now, or filled since the previous look): look again after the
+  // rescue interval; false: call wait_for_slots().
+  bool rescue() {
+    bool busy = false;
+    for (unsigned i = 0; i < carrier_count_; ++i) {
+      Carrier& c = carriers_[i];
+      // relaxed: hints; the exchange below decides [SLOT-I2].
+      const unsigned runs = c.runs_.load(std::memory_order_relaxed);
+      const unsigned fills = c.fills_.load(std::memory_order_relaxed);
+      const bool filled = c.slot_.load(std::memory_order_relaxed) != T{};
+      if (filled && c.seen_filled_.load() && runs == c.seen_runs_.load()) {
+        // Under mu_, the exchange and the push together: an owner that finds
+        // its slot empty and then takes the mutex sees the item queued.
+        BasicLockGuard<typename Sync::mutex> lock(mu_);
+        // acquire: pairs with the fill's seq_cst store in push_from.
+        const T held = c.slot_.exchange(T{}, std::memory_order_acquire);
+        if (held != T{}) push_locked(held);
+      }
+      busy = busy || filled || fills != c.seen_fills_.load();
+      c.seen_filled_.store(filled);
+      c.seen_runs_.store(runs);
+      c.seen_fills_.store(fills);
+    }
+    return busy;
+  }
+
+  // Parks the rescuer until a slot is filled ([SLOT-I4]); returns false once
+  // close_rescuer() was called.
+  bool wait_for_slots() {
+    BasicLockGuard<typename Sync::mutex> lock(rescue_mu_);
+    // seq_cst: [SLOT-I4]'s announcement, before the re-check of every slot.
+    rescuer_parked_.store(true, std::memory_order_seq_cst);
+    while (rescuer_parked_.load(std::memory_order_relaxed) && !rescue_closed_.load()) {
+      if (any_slot_filled()) {
+        rescuer_parked_.store(false, std::memory_order_relaxed);  // under rescue_mu_
+        break;
+      }
+      rescue_cv_.wait(rescue_mu_);
+    }
+    return !rescue_closed_.load();
+  }
+
+  // Ends wait_for_slots() for good (the pool's destructor, after its carriers
+  // returned).
+  void close_rescuer() {
+    BasicLockGuard<typename Sync::mutex> lock(rescue_mu_);
+    rescue_closed_.store(true);
+    rescue_cv_.notify_all();
+  }
+
+  // Items in the shared queue now (a snapshot).
+  std::size_t size() const { return size_.load(std::memory_order_relaxed); }
+  // Carriers polling now (a snapshot, for tests and the model: [READY-I4]).
+  unsigned polling() const { return polling_.load(std::memory_order_relaxed); }
+  unsigned max_pollers() const { return max_pollers_; }
+  unsigned carriers() const { return carrier_count_; }
+  bool hand_off() const { return hand_off_; }
+
+ private:
+  // One carrier's slot and counters. The owner-only and rescuer-only fields
+  // are Sync::var, so the model reports a touch by anyone else as a race.
+  struct alignas(64) Carrier {
+    typename Sync::template atomic<T> slot_{T{}};         // [SLOT-I1] the hand-off
+    typename Sync::template atomic<unsigned> runs_{0};    // items taken by pop(); owner writes
+    typename Sync::template atomic<unsigned> fills_{0};   // slot fills; owner writes
+    typename Sync::template var<bool> filled_this_run_;   // owner only
+    typename Sync::template var<unsigned> streak_;        // owner only [SLOT-I3]
+    typename Sync::template var<bool> seen_filled_;       // rescuer only
+    typename Sync::template var<unsigned> seen_runs_;     // rescuer only
+    typename Sync::template var<unsigned> seen_fills_;    // rescuer only
+  };
+
+  void push_locked(T item) TURNSTILE_REQUIRES(mu_) {
     items_.push_back(item);
     // relaxed: a hint for pollers (they re-check under mu_); written under mu_ only.
     size_.store(items_.size(), std::memory_order_relaxed);
@@ -87,45 +282,6 @@ class BasicReadyQueue {
     }
   }
 
-  // Takes the oldest item into `out` and returns true, waiting for one if the
-  // queue is empty; returns false once stop() was called and the queue is empty.
-  bool pop(T& out) {
-    for (;;) {
-      {
-        BasicLockGuard<typename Sync::mutex> lock(mu_);
-        if (take_locked(out)) return true;
-        if (stopping_.load()) return false;  // [READY-I3] stopped and drained
-      }
-      poll();
-      mu_.lock();
-      // [READY-I1] the re-check under the mutex, after this carrier stopped
-      // counting as a poller (poll() decremented polling_ before returning).
-      while (items_.empty() && !stopping_.load()) {
-        parked_.store(parked_.load() + 1);
-        cv_.wait(mu_);
-        parked_.store(parked_.load() - 1);
-      }
-      const bool took = take_locked(out);
-      mu_.unlock();
-      if (took) return true;
-      // stopping and empty: the next round returns false
-    }
-  }
-
-  // [READY-I3] No carrier parks from now on; every parked one is woken.
-  void stop() {
-    BasicLockGuard<typename Sync::mutex> lock(mu_);
-    stopping_.store(true);
-    cv_.notify_all();
-  }
-
-  // Items queued now (a snapshot).
-  std::size_t size() const { return size_.load(std::memory_order_relaxed); }
-  // Carriers polling now (a snapshot, for tests and the model: [READY-I4]).
-  unsigned polling() const { return polling_.load(std::memory_order_relaxed); }
-  unsigned max_pollers() const { return max_pollers_; }
-
- private:
   bool take_locked(T& out) TURNSTILE_REQUIRES(mu_) {
     if (items_.empty()) return false;
     out = items_.front();  // [RT-2.2] the oldest
@@ -138,28 +294,94 @@ class BasicReadyQueue {
     return true;
   }
 
+  // The owner's take of its slot, within the streak [SLOT-I3].
+  bool take_own_slot(Carrier& me, T& out) {
+    // relaxed: the owner filled the slot itself, so there is nothing to
+    // acquire; the exchange alone decides against a thief or the rescuer [SLOT-I2].
+    const T mine = me.slot_.exchange(T{}, std::memory_order_relaxed);
+    if (mine == T{}) return false;
+    const unsigned streak = me.streak_.load();
+    if (streak < slot_streak_) {
+      me.streak_.store(streak + 1);
+      out = mine;
+      return true;
+    }
+    // [SLOT-I3] the streak is used up: behind the shared queue's items, if any.
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
+    if (!items_.empty()) {
+      items_.push_back(mine);
+      take_locked(out);
+      me.streak_.store(0);
+    } else {
+      out = mine;  // nothing waits behind the slot: a new streak begins
+      me.streak_.store(1);
+    }
+    return true;
+  }
+
+  // [SLOT-I2] another carrier's hand-off, left while this one polled in vain.
+  bool steal(unsigned c, T& out) {
+    for (unsigned i = 1; i < carrier_count_; ++i) {
+      Carrier& victim = carriers_[(c + i) % carrier_count_];
+      if (victim.slot_.load(std::memory_order_relaxed) == T{}) continue;  // hint
+      // acquire: pairs with the fill's seq_cst store in push_from.
+      const T item = victim.slot_.exchange(T{}, std::memory_order_acquire);
+      if (item != T{}) {
+        out = item;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool took(Carrier& me) {
+    // relaxed: the rescuer's hint that c popped since its last look; only c writes.
+    me.runs_.store(me.runs_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    return true;
+  }
+
+  bool any_slot_filled() const {
+    for (unsigned i = 0; i < carrier_count_; ++i)
+      // seq_cst: [SLOT-I4]'s re-check, after the announcement.
+      if (carriers_[i].slot_.load(std::memory_order_seq_cst) != T{}) return true;
+    return false;
+  }
+
+  void wake_rescuer() {
+    BasicLockGuard<typename Sync::mutex> lock(rescue_mu_);
+    rescuer_parked_.store(false, std::memory_order_relaxed);  // under rescue_mu_
+    rescue_cv_.notify_one();
+  }
+
   // Polls size_ for up to spin_limit_ rounds; counted in polling_ meanwhile.
   // Returns at once when max_pollers_ carriers poll already ([READY-I4]).
-  void poll() {
-    if (spin_limit_ == 0) return;
+  // Returns true when it saw the shared queue filled.
+  bool poll() {
+    if (spin_limit_ == 0) return false;
     // relaxed: see push(); the increment only suppresses wake-ups while this
     // carrier polls, and the decrement below is sequenced before the re-check.
     // [READY-I4] take a slot only while one is free: a carrier refused one
     // never counted, so its park is seen by every push ([READY-I1]).
     unsigned pollers = polling_.load(std::memory_order_relaxed);
     do {
-      if (pollers >= max_pollers_) return;
+      if (pollers >= max_pollers_) return false;
     } while (!polling_.compare_exchange_strong(pollers, pollers + 1, std::memory_order_relaxed,
                                                std::memory_order_relaxed));
-    for (unsigned i = 0; i < spin_limit_; ++i) {
-      if (size_.load(std::memory_order_relaxed) > 0) break;  // hint: re-checked under mu_
-      Sync::pause();
+    bool saw = false;
+    for (unsigned i = 0; i < spin_limit_ && !saw; ++i) {
+      saw = size_.load(std::memory_order_relaxed) > 0;  // hint: re-checked under mu_
+      if (!saw) Sync::pause();
     }
     polling_.fetch_sub(1, std::memory_order_relaxed);  // before the re-check [READY-I1]
+    return saw;
   }
 
   const unsigned spin_limit_;
   const unsigned max_pollers_;  // [READY-I4] at least 1
+  const unsigned carrier_count_;
+  const bool hand_off_;
+  const unsigned slot_streak_;  // [SLOT-I3] at least 1
+  const std::unique_ptr<Carrier[]> carriers_;
   mutable typename Sync::mutex mu_;
   typename Sync::condition_variable cv_;
   std::deque<T> items_ TURNSTILE_GUARDED_BY(mu_);
@@ -167,6 +389,11 @@ class BasicReadyQueue {
   typename Sync::template var<bool> stopping_ TURNSTILE_GUARDED_BY(mu_);
   typename Sync::template atomic<unsigned> polling_{0};  // carriers inside poll()
   typename Sync::template atomic<std::size_t> size_{0};  // items_.size(), a hint
+  // The rescuer's park [SLOT-I4].
+  typename Sync::mutex rescue_mu_;
+  typename Sync::condition_variable rescue_cv_;
+  typename Sync::template atomic<bool> rescuer_parked_{false};  // written under rescue_mu_
+  typename Sync::template var<bool> rescue_closed_ TURNSTILE_GUARDED_BY(rescue_mu_);
 };
 
 }  // namespace turnstile::detail
