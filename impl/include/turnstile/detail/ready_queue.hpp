@@ -115,7 +115,7 @@ class BasicReadyQueue {
         carrier_count_(carriers == 0 ? 1 : carriers),
         hand_off_(hand_off),
         slot_streak_(slot_streak == 0 ? 1 : slot_streak),
-        carriers_(new Carrier[carrier_count_]) {}
+        carriers_(new Carrier[carrier_count_]()) {}  // () zero-fills: empty slots
   BasicReadyQueue(const BasicReadyQueue&) = delete;
   BasicReadyQueue& operator=(const BasicReadyQueue&) = delete;
 
@@ -258,7 +258,7 @@ class BasicReadyQueue {
   // One carrier's slot and counters. The owner-only and rescuer-only fields
   // are Sync::var, so the model reports a touch by anyone else as a race.
   struct alignas(64) Carrier {
-    typename Sync::template atomic<T> slot_{T{}};         // [SLOT-I1] the hand-off
+    typename Sync::template atomic<T> slot_;              // [SLOT-I1] the hand-off (null: empty)
     typename Sync::template atomic<unsigned> runs_{0};    // items taken by pop(); owner writes
     typename Sync::template atomic<unsigned> fills_{0};   // slot fills; owner writes
     typename Sync::template var<bool> filled_this_run_;   // owner only
