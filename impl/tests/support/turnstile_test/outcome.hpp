@@ -13,7 +13,8 @@
 //   `other` for any other exception.
 // - what(e): the message of the exception in `e` ("" when none,
 //   "<non-standard>" when it is not a std::exception).
-// - throws<E>(fn): whether fn() threw an E (any other exception propagates).
+// - thrown<E>(fn): what() of the E that fn() threw, nullopt when it threw none
+//   (any other exception propagates); throws<E>(fn): whether it threw one.
 // - Boom: the exception a test body throws on purpose.
 #pragma once
 
@@ -105,13 +106,18 @@ inline std::string what(const std::exception_ptr& e) {
 }
 
 template <class E, class F>
-bool throws(F&& fn) {
+std::optional<std::string> thrown(F&& fn) {
   try {
     std::forward<F>(fn)();
-  } catch (const E&) {
-    return true;
+  } catch (const E& e) {
+    return std::string(e.what());
   }
-  return false;
+  return std::nullopt;
+}
+
+template <class E, class F>
+bool throws(F&& fn) {
+  return thrown<E>(std::forward<F>(fn)).has_value();
 }
 
 }  // namespace turnstile_test
