@@ -94,17 +94,6 @@ turnstile::Task<Settled<T>> settle(turnstile::Task<T> task) {
   co_return s;
 }
 
-inline std::string what(const std::exception_ptr& e) {
-  if (!e) return {};
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    return x.what();
-  } catch (...) {
-    return "<non-standard>";
-  }
-}
-
 template <class E, class F>
 std::optional<std::string> thrown(F&& fn) {
   try {
@@ -118,6 +107,15 @@ std::optional<std::string> thrown(F&& fn) {
 template <class E, class F>
 bool throws(F&& fn) {
   return thrown<E>(std::forward<F>(fn)).has_value();
+}
+
+inline std::string what(const std::exception_ptr& e) {
+  if (!e) return {};
+  try {
+    return thrown<std::exception>([&e] { std::rethrow_exception(e); }).value_or("");  // always thrown
+  } catch (...) {
+    return "<non-standard>";
+  }
 }
 
 }  // namespace turnstile_test
