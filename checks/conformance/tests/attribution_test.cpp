@@ -43,8 +43,9 @@ void expect_one_root(const std::vector<Violation>& violations, const std::string
   ASSERT_EQ(roots.size(), 1u) << describe(violations);
   EXPECT_EQ(roots[0]->rule, rule);
   EXPECT_EQ(roots[0]->lines, lines);
-  if (!in_message.empty())
+  if (!in_message.empty()) {
     EXPECT_NE(roots[0]->message.find(in_message), std::string::npos) << roots[0]->message;
+  }
   expect_consequences_of(violations, *roots[0], consequences);
 }
 
