@@ -105,6 +105,21 @@ void end_await(Graph& g, Edge* e) {
   delete e;  // the awaiting frame ends: nothing may reach the edge any more [WAIT-I3]
 }
 
+// An await of a call that waits for no turn (never refused), ended at once.
+void await_and_end(Graph& g, Node* from, Node* to, std::vector<Hop>& cycle) {
+  Edge* e = await_call(g, from, to, cycle);
+  RL_ASSERT(e != nullptr);
+  end_await(g, e);
+}
+
+// A lane's holder settles and is freed at once; `next`, the next serial call
+// on its lane, starts (it takes the lane over).
+void hand_over(Graph& g, CallNode* holder, CallNode& next) {
+  g.settled(*holder);
+  delete holder;  // the settled holder is dropped at once
+  g.started(next);
+}
+
 // A refused await: the cycle is exactly the expected hops [WAIT-I4] (each hop a
 // wait in progress, queued_behind marking "the next hop is the turn it is queued
 // behind"), and then, as describe_cycle() does, every hop's names are read.
@@ -119,6 +134,42 @@ void check_refusal(const std::vector<Hop>& cycle, std::initializer_list<Hop> exp
   }
   for (const Hop& h : cycle) RL_ASSERT(static_cast<const CallNode*>(h.node)->name.load() > 0);
 }
+
+// An await that may close a cycle: whether it began; if it was refused, its
+// cycle is exactly the expected hops (check_refusal).
+bool begin_or_refused(Graph& g, Edge& e, std::vector<Hop>& cycle, std::initializer_list<Hop> expected) {
+  const bool began = g.begin_wait(e, cycle);
+  if (!began) check_refusal(cycle, expected);
+  return began;
+}
+
+// Two awaits that close a cycle together, one per thread: from[i] -> to[i], each
+// from a running turn to a call queued behind the other's turn, kept until
+// after(). Exactly one is refused, and its cycle is its own two hops, then the
+// other's.
+struct TwoWayCycle {
+  CallNode* from[2];
+  CallNode* to[2];
+  Edge edge[2];
+  bool began[2] = {false, false};  // each written by its own thread, read in after()
+
+  TwoWayCycle(CallNode& from0, CallNode& to0, CallNode& from1, CallNode& to1)
+      : from{&from0, &from1}, to{&to0, &to1}, edge{{&from0, &to0}, {&from1, &to1}} {}
+
+  // Thread i's await.
+  void await(Graph& g, unsigned i, std::vector<Hop>& cycle) {
+    const unsigned j = 1 - i;
+    began[i] = begin_or_refused(g, edge[i], cycle,
+                                {{from[i], false}, {to[i], true}, {from[j], false}, {to[j], true}});
+  }
+
+  // In after(): exactly one was refused; the one that began is ended.
+  void end(Graph& g) {
+    RL_ASSERT(began[0] != began[1]);  // exactly one refused
+    if (began[0]) g.end_wait(edge[0]);
+    if (began[1]) g.end_wait(edge[1]);
+  }
+};
 
 // Two awaits that would close a cycle together, each ended by its own thread:
 // they must never be in the graph at the same time [WAIT-I1]. A thread whose
@@ -154,27 +205,15 @@ struct TwoActivations : rl::test_suite<TwoActivations, 2> {
   Graph g;
   Lane la, lb;
   CallNode ta{&la, true, 1}, tb{&lb, true, 2}, ca{&la, true, 3}, cb{&lb, true, 4};
-  Edge ta_cb{&ta, &cb}, tb_ca{&tb, &ca};
-  bool began[2] = {false, false};  // each written by its own thread, read in after()
+  TwoWayCycle awaits{ta, cb, tb, ca};  // TA -> CB, TB -> CA
 
   void thread(unsigned idx) {
     std::vector<Hop> cycle = cycle_buffer();
-    if (idx == 0) {
-      g.started(ta);
-      began[0] = g.begin_wait(ta_cb, cycle);
-      if (!began[0]) check_refusal(cycle, {{&ta, false}, {&cb, true}, {&tb, false}, {&ca, true}});
-    } else {
-      g.started(tb);
-      began[1] = g.begin_wait(tb_ca, cycle);
-      if (!began[1]) check_refusal(cycle, {{&tb, false}, {&ca, true}, {&ta, false}, {&cb, true}});
-    }
+    g.started(idx == 0 ? ta : tb);
+    awaits.await(g, idx, cycle);
   }
 
-  void after() {
-    RL_ASSERT(began[0] != began[1]);  // exactly one refused
-    if (began[0]) g.end_wait(ta_cb);
-    if (began[1]) g.end_wait(tb_ca);
-  }
+  void after() { awaits.end(g); }
 };
 
 // ---------------------------------------------------------------------------
@@ -196,14 +235,13 @@ struct ThreeActivations : rl::test_suite<ThreeActivations, 3> {
     const unsigned i = idx, j = (idx + 1) % 3, k = (idx + 2) % 3;
     g.started(turn[i]);
     std::vector<Hop> cycle = cycle_buffer();
-    began[i] = g.begin_wait(edge[i], cycle);
-    if (!began[i])
-      check_refusal(cycle, {{&turn[i], false},
-                            {&queued[j], true},
-                            {&turn[j], false},
-                            {&queued[k], true},
-                            {&turn[k], false},
-                            {&queued[i], true}});
+    began[i] = begin_or_refused(g, edge[i], cycle,
+                                {{&turn[i], false},
+                                 {&queued[j], true},
+                                 {&turn[j], false},
+                                 {&queued[k], true},
+                                 {&turn[k], false},
+                                 {&queued[i], true}});
   }
 
   void after() {
@@ -233,8 +271,7 @@ struct LaneHandoff : rl::test_suite<LaneHandoff, 2> {
   Lane la, lb;
   CallNode ta{&la, true, 1}, ca{&la, true, 2}, tb2{&lb, true, 4}, cb{&lb, true, 5};
   CallNode* tb = nullptr;  // freed by thread 1
-  Edge ta_cb{&ta, &cb}, tb2_ca{&tb2, &ca};
-  bool began[2] = {false, false};
+  TwoWayCycle awaits{ta, cb, tb2, ca};  // TA -> CB, TB2 -> CA
 
   void before() {
     tb = new CallNode(&lb, true, 3);
@@ -244,23 +281,11 @@ struct LaneHandoff : rl::test_suite<LaneHandoff, 2> {
 
   void thread(unsigned idx) {
     std::vector<Hop> cycle = cycle_buffer();
-    if (idx == 0) {
-      began[0] = g.begin_wait(ta_cb, cycle);
-      if (!began[0]) check_refusal(cycle, {{&ta, false}, {&cb, true}, {&tb2, false}, {&ca, true}});
-    } else {
-      g.settled(*tb);
-      delete tb;  // the settled holder is dropped at once
-      g.started(tb2);
-      began[1] = g.begin_wait(tb2_ca, cycle);
-      if (!began[1]) check_refusal(cycle, {{&tb2, false}, {&ca, true}, {&ta, false}, {&cb, true}});
-    }
+    if (idx == 1) hand_over(g, tb, tb2);
+    awaits.await(g, idx, cycle);
   }
 
-  void after() {
-    RL_ASSERT(began[0] != began[1]);  // exactly one refused
-    if (began[0]) g.end_wait(ta_cb);
-    if (began[1]) g.end_wait(tb2_ca);
-  }
+  void after() { awaits.end(g); }
 };
 
 // ---------------------------------------------------------------------------
@@ -295,12 +320,8 @@ struct NoFalseRefusal : rl::test_suite<NoFalseRefusal, 2> {
       RL_ASSERT(g.begin_wait(ta_cb, cycle));  // no cycle: a refusal is false
     } else {
       g.started(*tb);
-      Edge* e = await_call(g, tb, &ia, cycle);
-      RL_ASSERT(e != nullptr);
-      end_await(g, e);
-      g.settled(*tb);
-      delete tb;  // the settled holder is dropped at once
-      g.started(cb);
+      await_and_end(g, tb, &ia, cycle);
+      hand_over(g, tb, cb);
       RL_ASSERT(g.begin_wait(cb_ia, cycle));
     }
   }
@@ -347,17 +368,11 @@ struct SettleVsWalk : rl::test_suite<SettleVsWalk, 3> {
     std::vector<Hop> cycle = cycle_buffer();
     if (idx == 0) {
       g.started(w);
-      began_w = g.begin_wait(w_q, cycle);
-      if (!began_w) check_refusal(cycle, {{&w, false}, {&q, false}});
+      began_w = begin_or_refused(g, w_q, cycle, {{&w, false}, {&q, false}});
     } else if (idx == 1) {
-      Edge* e = await_call(g, h, &u, cycle);
-      RL_ASSERT(e != nullptr);
-      end_await(g, e);
-      g.settled(*h);
-      delete h;  // the settled holder is dropped at once
-      g.started(q);
-      began_q = g.begin_wait(q_w, cycle);
-      if (!began_q) check_refusal(cycle, {{&q, false}, {&w, false}});
+      await_and_end(g, h, &u, cycle);
+      hand_over(g, h, q);
+      began_q = begin_or_refused(g, q_w, cycle, {{&q, false}, {&w, false}});
     } else {
       g.started(v);
       RL_ASSERT(g.begin_wait(v_q, cycle));  // nothing waits for V
@@ -407,25 +422,26 @@ struct EndWait : rl::test_suite<EndWait, 3> {
   void thread(unsigned idx) {
     std::vector<Hop> cycle = cycle_buffer();
     if (idx == 0) {
-      Edge* e = await_call(g, &x, &p, cycle);
-      if (e == nullptr) {
-        check_refusal(cycle, {{&x, false}, {&p, true}, {&y, false}, {&q, true}});
-        return;
-      }
-      overlap.begun(0);
-      end_await(g, e);
+      await_then_end(0, x, p, cycle, {{&x, false}, {&p, true}, {&y, false}, {&q, true}});
     } else if (idx == 1) {
       began_x_r = g.begin_wait(x_r, cycle);
       RL_ASSERT(began_x_r);  // R waits for nothing
     } else {
-      Edge* e = await_call(g, &y, &q, cycle);
-      if (e == nullptr) {
-        check_refusal(cycle, {{&y, false}, {&q, true}, {&x, false}, {&p, true}});
-        return;
-      }
-      overlap.begun(1);
-      end_await(g, e);
+      await_then_end(1, y, q, cycle, {{&y, false}, {&q, true}, {&x, false}, {&p, true}});
     }
+  }
+
+  // Thread 0's or thread 2's await (Overlap side i), ended at once; a refusal
+  // has the expected hops.
+  void await_then_end(int i, CallNode& from, CallNode& to, std::vector<Hop>& cycle,
+                      std::initializer_list<Hop> expected) {
+    Edge* e = await_call(g, &from, &to, cycle);
+    if (e == nullptr) {
+      check_refusal(cycle, expected);
+      return;
+    }
+    overlap.begun(i);
+    end_await(g, e);
   }
 
   // An await from `from` to `to` that is ended at once; returns whether it began.

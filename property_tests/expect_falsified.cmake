@@ -21,17 +21,15 @@ if(DEFINED RC_PARAMS)
   set(ENV{RC_PARAMS} "${RC_PARAMS}")
 endif()
 # Runs the filtered property with leak detection off (a falsified case often never
-# reached quiescence and leaks its world on purpose); sets status, out, err.
+# reached quiescence and leaks its world on purpose); sets status, out, err, and ran
+# (whether gtest started the property).
 include(${CMAKE_CURRENT_LIST_DIR}/../checks/mutants/run_filtered_test.cmake)
 
 set(problems "")
 if(NOT status STREQUAL "1")
   list(APPEND problems "exit status is '${status}', expected 1 (a falsified property)")
 endif()
-set(ran OFF)
-if(out MATCHES "\\[ +RUN +\\] ${FILTER}\n")
-  set(ran ON)
-else()
+if(NOT ran)
   list(APPEND problems "the property ${FILTER} did not run")
 endif()
 # RapidCheck leaves out " and M shrinks" when it did not shrink at all.

@@ -261,45 +261,17 @@ class CleanTree(Fixture):
 
 
 class Errors(Fixture):
-    def test_unknown_id_cited(self):
-        self.edit("impl/tests/demo_test.cpp", "// spec: [DM-1.1]\nTEST(Demo", "// spec: [DM-9.9]\nTEST(Demo")
-        self.generate()
-        self.assertFails(r"demo_test\.cpp:4: Demo\.FirstHolds cites \[DM-9\.9\], which is no rule of spec/",
-                         "--check")
-
-    def test_missing_spec_line(self):
-        self.edit("impl/tests/demo_test.cpp", "// spec: [DM-1.1]\nTEST(Demo", "TEST(Demo")
-        self.generate()
-        self.assertFails(r"demo_test\.cpp:4: gtest test Demo\.FirstHolds has no `// spec: \[ID\]` line",
-                         "--check")
-
+    # More: the tests made from BROKEN_EDITS (below).
     def test_spec_line_separated_by_a_blank_line(self):
-        self.edit("impl/tests/demo_test.cpp", "// spec: [DM-1.1]\nTEST(Demo", "// spec: [DM-1.1]\n\nTEST(Demo")
-        self.generate()
-        out = self.assertFails(r"gtest test Demo\.FirstHolds has no `// spec: \[ID\]` line", "--check")
+        out = self.assertCheckFailsAfterEdit("impl/tests/demo_test.cpp", "// spec: [DM-1.1]\nTEST(Demo",
+                                             "// spec: [DM-1.1]\n\nTEST(Demo",
+                                             r"gtest test Demo\.FirstHolds has no `// spec: \[ID\]` line")
         self.assertRegex(out, r"warning: .*demo_test\.cpp:4: `spec:` line is not directly above a test")
 
-    def test_property_without_spec_line(self):
-        self.edit("property_tests/demo_props.cpp", "// spec: [DM-1.2]\n", "")
-        self.generate()
-        self.assertFails(r"RapidCheck property DemoProperty\.SecondAlwaysReturns has no `// spec: \[ID\]`",
-                         "--check")
-
-    def test_model_without_spec_line(self):
-        self.assertCheckFailsAfterEdit("model/demo_model.cpp", "// spec: [DM-2.1] the model's claim\n", "",
-                                       r"model/demo_model\.cpp: model has no `// spec: \[ID\]` line")
-
-    def test_withdrawn_id_cited(self):
-        self.edit("property_tests/demo_props.cpp", "[DM-1.2]", "[DM-1.2] [DM-1.3]")
-        self.generate()
-        self.assertFails(r"demo_props\.cpp:1: DemoProperty\.SecondAlwaysReturns cites \[DM-1\.3\], "
-                         r"which is withdrawn", "--check")
-
     def test_missing_kind(self):
-        self.edit("property_tests/demo_props.cpp", "[DM-1.2]", "[DM-1.1]")
-        self.generate()
-        out = self.assertFails(r"rule \[DM-1\.2\] second-rule: verify asks for property, but no property "
-                               r"test cites it", "--check")
+        out = self.assertCheckFailsAfterEdit("property_tests/demo_props.cpp", "[DM-1.2]", "[DM-1.1]",
+                                             r"rule \[DM-1\.2\] second-rule: verify asks for property, but no "
+                                             r"property test cites it")
         self.assertRegex(out, r"DM-1\.2 +second-rule +2 +- +MISSING +- +- +- +missing")
 
     def test_missing_kind_allowed_by_switch(self):
@@ -337,31 +309,6 @@ class Errors(Fixture):
         self.assertFails(r"spec/CATALOGUE\.md: missing; generate it with `checks/catalogue/catalogue --write`",
                          "--check")
 
-    def test_rule_without_verify_line(self):
-        self.assertCheckFailsAfterEdit("spec/demo.md", "A model checks it.\nverify: model\n", "A model checks it.\n",
-                                       r"spec/demo\.md:\d+: rule \[DM-2\.1\] has no `verify:` line")
-
-    def test_duplicate_id(self):
-        self.assertCheckFailsAfterEdit("spec/demo.md", "### [DM-2.1] modelled", "### [DM-1.1] modelled",
-                                       r"duplicate rule ID \[DM-1\.1\]")
-
-    def test_malformed_id(self):
-        self.assertCheckFailsAfterEdit("spec/demo.md", "### [DM-2.1] modelled", "### [DM-2] modelled",
-                                       r"spec/demo\.md:\d+: malformed rule ID \[DM-2\]")
-
-    def test_wrong_prefix(self):
-        self.assertCheckFailsAfterEdit("spec/demo.md", "### [DM-2.1] modelled", "### [XX-2.1] modelled",
-                                       r"rule \[XX-2\.1\] does not carry this file's prefix DM-")
-
-    def test_unknown_kind(self):
-        self.assertCheckFailsAfterEdit("spec/demo.md", "verify: model", "verify: model, fuzz",
-                                       r"unknown evidence kind 'fuzz'")
-
-    def test_malformed_id_on_a_spec_line(self):
-        self.assertCheckFailsAfterEdit("impl/tests/demo_test.cpp", "// spec: [DM-1.1]\nTEST(Demo",
-                                       "// spec: [DM-1.1] [DM-I2]\nTEST(Demo",
-                                       r"malformed rule ID \[DM-I2\] on a `spec:` line")
-
     def test_failed_test_in_junit(self):
         self.generate()
         cases = [(n, "fail" if n == "Inst/DemoParam.Works/1" else s) for n, s in ALL_PASS]
@@ -385,6 +332,46 @@ class Errors(Fixture):
     def test_missing_junit_file(self):
         self.generate()
         self.assertFails(r"JUnit report not found", "--junit", "build/none.xml")
+
+
+# Errors.test_<name>: one edit of the fixture tree (file, old text, new text), after
+# which `--check` fails with the message `expected` (assertCheckFailsAfterEdit).
+BROKEN_EDITS = {
+    "unknown_id_cited": ("impl/tests/demo_test.cpp", "// spec: [DM-1.1]\nTEST(Demo", "// spec: [DM-9.9]\nTEST(Demo",
+                         r"demo_test\.cpp:4: Demo\.FirstHolds cites \[DM-9\.9\], which is no rule of spec/"),
+    "missing_spec_line": ("impl/tests/demo_test.cpp", "// spec: [DM-1.1]\nTEST(Demo", "TEST(Demo",
+                          r"demo_test\.cpp:4: gtest test Demo\.FirstHolds has no `// spec: \[ID\]` line"),
+    "property_without_spec_line": ("property_tests/demo_props.cpp", "// spec: [DM-1.2]\n", "",
+                                   r"RapidCheck property DemoProperty\.SecondAlwaysReturns has no "
+                                   r"`// spec: \[ID\]`"),
+    "withdrawn_id_cited": ("property_tests/demo_props.cpp", "[DM-1.2]", "[DM-1.2] [DM-1.3]",
+                           r"demo_props\.cpp:1: DemoProperty\.SecondAlwaysReturns cites \[DM-1\.3\], "
+                           r"which is withdrawn"),
+    "model_without_spec_line": ("model/demo_model.cpp", "// spec: [DM-2.1] the model's claim\n", "",
+                                r"model/demo_model\.cpp: model has no `// spec: \[ID\]` line"),
+    "rule_without_verify_line": ("spec/demo.md", "A model checks it.\nverify: model\n", "A model checks it.\n",
+                                 r"spec/demo\.md:\d+: rule \[DM-2\.1\] has no `verify:` line"),
+    "duplicate_id": ("spec/demo.md", "### [DM-2.1] modelled", "### [DM-1.1] modelled",
+                     r"duplicate rule ID \[DM-1\.1\]"),
+    "malformed_id": ("spec/demo.md", "### [DM-2.1] modelled", "### [DM-2] modelled",
+                     r"spec/demo\.md:\d+: malformed rule ID \[DM-2\]"),
+    "wrong_prefix": ("spec/demo.md", "### [DM-2.1] modelled", "### [XX-2.1] modelled",
+                     r"rule \[XX-2\.1\] does not carry this file's prefix DM-"),
+    "unknown_kind": ("spec/demo.md", "verify: model", "verify: model, fuzz", r"unknown evidence kind 'fuzz'"),
+    "malformed_id_on_a_spec_line": ("impl/tests/demo_test.cpp", "// spec: [DM-1.1]\nTEST(Demo",
+                                    "// spec: [DM-1.1] [DM-I2]\nTEST(Demo",
+                                    r"malformed rule ID \[DM-I2\] on a `spec:` line"),
+}
+
+
+def _broken_edit_test(rel, old, new, expected):
+    def test(self):
+        self.assertCheckFailsAfterEdit(rel, old, new, expected)
+    return test
+
+
+for _name, _edit in BROKEN_EDITS.items():
+    setattr(Errors, "test_" + _name, _broken_edit_test(*_edit))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@
 #      it must hold bin/turnstile-oracle and nothing else.
 #   6. with LINT_SAMPLE: the installed bin/turnstile-lint (component `lint`) lints
 #      the consumer through its compile_commands.json (clean: exit 0), and a copy
-#      of LINT_SAMPLE against the installed headers (flagged: exit 1, [LINT-3.1]).
+#      of LINT_SAMPLE (with the headers beside it, which it may include) against
+#      the installed headers (flagged: exit 1, [LINT-3.1]).
 #      Skipped, with a message, when clang-query is not installed.
 # Any failing step stops the script with a message naming that step.
 cmake_minimum_required(VERSION 3.25)
@@ -74,7 +75,9 @@ if(LINT_SAMPLE)
     endif()
     run_step(lint-consumer "${lint}" -p "${consumer_build}")
     get_filename_component(sample_name "${LINT_SAMPLE}" NAME)
-    file(COPY "${LINT_SAMPLE}" DESTINATION "${WORK_DIR}")
+    get_filename_component(sample_dir "${LINT_SAMPLE}" DIRECTORY)
+    file(GLOB sample_headers "${sample_dir}/*.hpp")
+    file(COPY "${LINT_SAMPLE}" ${sample_headers} DESTINATION "${WORK_DIR}")
     execute_process(COMMAND "${lint}" "${WORK_DIR}/${sample_name}" --
                             -std=c++20 "-I${prefix}/include"
                     RESULT_VARIABLE lint_rc OUTPUT_VARIABLE lint_out ERROR_VARIABLE lint_err)

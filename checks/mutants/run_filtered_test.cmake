@@ -2,7 +2,8 @@
 # expect_failed.cmake share. Included in script mode after
 # EXE and FILTER are set (-DEXE=<binary> -DFILTER=<Suite.Test>): runs exactly that
 # gtest test of a mutant binary and leaves `status`, `out` and `err` set, with the
-# output echoed so it lands in the ctest log.
+# output echoed so it lands in the ctest log, and `ran`: ON when gtest started
+# exactly that test ("[ RUN ] <FILTER>").
 #
 # Under AddressSanitizer leak detection is off for the mutant run: a caught bug often
 # leaves a fiber parked or a world undestroyed (a hang, turns still queued), and its
@@ -26,4 +27,10 @@ execute_process(
 message("${out}")
 if(NOT err STREQUAL "")
   message("--- stderr ---\n${err}")
+endif()
+string(REPLACE "." "\\." filter_re "${FILTER}")
+if(out MATCHES "\\[ +RUN +\\] ${filter_re}\n")
+  set(ran ON)
+else()
+  set(ran OFF)
 endif()

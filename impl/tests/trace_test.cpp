@@ -110,6 +110,14 @@ void run_fiber(Task<> t) {
   run_fiber(s, std::move(t));
 }
 
+// The trace of run_fiber(body()), recorded from before the call.
+template <class Body>
+std::vector<std::string> trace_of(Body body) {
+  Recording rec;
+  run_fiber(body());
+  return rec.sink.lines();
+}
+
 // A script touching every traced primitive; returns what it observed.
 std::string script(ManualScheduler& s) {
   std::string seen;
@@ -211,8 +219,7 @@ TEST(TraceSink, LaneRunEmitsSubmitAcceptedTurnAndResumed) {
 
 // spec: [TRACE-4.3]
 TEST(TraceSink, WhereAndReadsEmitBindReadRestore) {
-  Recording rec;
-  run_fiber([]() -> Task<> {
+  const auto l = trace_of([]() -> Task<> {
     auto inner = [] {
       trace::ScopedLabel label("r1");
       (void)request.get();
@@ -221,17 +228,16 @@ TEST(TraceSink, WhereAndReadsEmitBindReadRestore) {
     trace::ScopedLabel label("r2");
     (void)request.is_bound();
     co_return;
-  }());
-  expect_trace(rec.sink.lines(), 5u, {{1, "fl.bind f0 key=request value=v"},
-                                      {2, "fl.read f0 key=request op=r1 value=v"},
-                                      {3, "fl.restore f0 key=request"},
-                                      {4, "fl.read f0 key=request op=r2 unbound=true"}});
+  });
+  expect_trace(l, 5u, {{1, "fl.bind f0 key=request value=v"},
+                       {2, "fl.read f0 key=request op=r1 value=v"},
+                       {3, "fl.restore f0 key=request"},
+                       {4, "fl.read f0 key=request op=r2 unbound=true"}});
 }
 
 // spec: [TRACE-4.3]
 TEST(TraceSink, CaptureAndRunEmitCaptureInstallUninstall) {
-  Recording rec;
-  run_fiber([]() -> Task<> {
+  const auto l = trace_of([]() -> Task<> {
     FiberContext ctx;
     auto capture = [&] {
       trace::ScopedLabel label("c1");
@@ -248,11 +254,11 @@ TEST(TraceSink, CaptureAndRunEmitCaptureInstallUninstall) {
       t = ctx.run(read);
     }
     co_await std::move(t);
-  }());
-  expect_trace(rec.sink.lines(), 7u, {{2, "fl.capture f0 ctx=c1"},
-                                      {4, "fl.install f0 ctx=c1"},
-                                      {5, "fl.read f0 key=request value=v"},
-                                      {6, "fl.uninstall f0 ctx=c1"}});
+  });
+  expect_trace(l, 7u, {{2, "fl.capture f0 ctx=c1"},
+                       {4, "fl.install f0 ctx=c1"},
+                       {5, "fl.read f0 key=request value=v"},
+                       {6, "fl.uninstall f0 ctx=c1"}});
 }
 
 // spec: [TRACE-4.3] [TURN-7.1]

@@ -22,67 +22,37 @@
 
 #include "generated_schedules.hpp"
 #include "turnstile/turnstile.hpp"
+#include "watched_turns.hpp"
 
 namespace turnstile::prop::turns {
 namespace {
 
 using std::chrono::milliseconds;
 
-struct LiveOp {
-  int kind = 0;  // 0: call (arg odd: interleaved); 1: advance arg*10 ms; 2: release turn #arg
-  std::size_t arg = 0;
-};
-
-struct LiveTurn {
-  std::string name;
-  Event release;
-  bool started = false, ended = false;
-  Scheduler::Clock::time_point start;
-};
-
 // spec: [TURN-4.2]
 RC_GTEST_PROP(TurnsWatchdogProperty, ASlowTurnIsReportedWhileItRuns, ()) {
-  const auto ops = *vector_of<LiveOp>(1, 30, rc::gen::build<LiveOp>(
-      rc::gen::set(&LiveOp::kind, rc::gen::cast<int>(uniform_in(0, 2))),
-      rc::gen::set(&LiveOp::arg, uniform_in(0, 15)))).as("program");
+  // Calls, advances and releases (op kinds 0..2): never check_slow_turns.
+  const auto ops = *vector_of<WatchOp>(1, 30, rc::gen::build<WatchOp>(
+      rc::gen::set(&WatchOp::kind, rc::gen::cast<int>(uniform_in(0, 2))),
+      rc::gen::set(&WatchOp::arg, uniform_in(0, 15)))).as("program");
   constexpr auto kSlow = milliseconds(50);
   ManualScheduler ms;
-  std::vector<std::unique_ptr<LiveTurn>> turns;
+  WatchedTurns turns;
   std::map<std::string, int> reports;
   std::map<std::string, bool> reported_running;  // the report came while the turn ran
   bool missed = false;  // a running turn past its deadline that was not reported
   {
-    ActivationOptions o;
-    o.slow_turn = kSlow;
-    for (int i = 0; i < 30; ++i) o.interleaved_methods.insert("i" + std::to_string(i));
-    o.on_slow_turn = [&](const std::string&, const std::string& method, std::chrono::nanoseconds) {
+    auto on_slow = [&](const std::string&, const std::string& method, std::chrono::nanoseconds) {
       ++reports[method];
       for (const auto& t : turns)
         if (t->name == method) reported_running[method] = t->started && !t->ended;
     };
-    Activation<int> a("live", 0, o, ms);
+    Activation<int> a("live", 0, watched_options(kSlow, on_slow), ms);
     std::vector<Task<>> pending;
-    auto body = [&ms](LiveTurn* t) {
-      return [&ms, t](TurnContext<int>&) -> Task<> {
-        t->started = true;
-        t->start = ms.now();
-        co_await t->release.wait();
-        t->ended = true;
-      };
-    };
-    for (const LiveOp& op : ops) {
-      if (op.kind == 0) {
-        turns.push_back(std::make_unique<LiveTurn>());
-        turns.back()->name = (op.arg % 2 ? "i" : "s") + std::to_string(turns.size() - 1);
-        pending.push_back(a.call(turns.back()->name, body(turns.back().get())));
-      } else if (op.kind == 1) {
-        ms.advance(milliseconds(10 * op.arg));
-      } else if (!turns.empty()) {
-        turns[op.arg % turns.size()]->release.set();
-      }
-      ms.run_until_idle();
+    for (const WatchOp& op : ops) {
+      run_op(op, a, ms, turns, pending);
       for (const auto& tp : turns) {
-        const LiveTurn& t = *tp;
+        const WatchedTurn& t = *tp;
         if (!t.started || t.ended || ms.now() - t.start <= kSlow) continue;
         // Due while it runs: the watchdog has reported it, while it ran.
         missed = missed || reports.count(t.name) == 0u || !reported_running[t.name];

@@ -33,6 +33,22 @@ void expect_consequences_of(const std::vector<Violation>& violations, const Viol
   EXPECT_EQ(seen, expected) << describe(violations);
 }
 
+// `violations` have exactly one root, `rule` at `lines` (whose message holds
+// `in_message`, when one is given); every other violation names it, and they
+// are exactly `consequences` (rule, lines).
+void expect_one_root(const std::vector<Violation>& violations, const std::string& rule,
+                     const Lines& lines, const std::set<std::pair<std::string, Lines>>& consequences,
+                     const std::string& in_message = "") {
+  const auto roots = roots_of(violations);
+  ASSERT_EQ(roots.size(), 1u) << describe(violations);
+  EXPECT_EQ(roots[0]->rule, rule);
+  EXPECT_EQ(roots[0]->lines, lines);
+  if (!in_message.empty()) {
+    EXPECT_NE(roots[0]->message.find(in_message), std::string::npos) << roots[0]->message;
+  }
+  expect_consequences_of(violations, *roots[0], consequences);
+}
+
 // (a) An accepted reentrant run that then waits (p-queue's and async-mutex's
 // awaited add()): one [LANE-5.3] root; the hang is named under [LANE-8.4] as
 // its consequence, and so are the `expect`s it left without an outcome (the
@@ -40,12 +56,9 @@ void expect_consequences_of(const std::vector<Violation>& violations, const Viol
 // spec: [LANE-5.3] [LANE-8.4] [TRACE-4.2]
 TEST(Attribution, AcceptedReentrantRunThatWaitsIsOneRootAndItsHang) {
   const auto v = bad_violations("LANE-5.3.reentrant-run-accepted-then-waits");
-  const auto roots = roots_of(v);
-  ASSERT_EQ(roots.size(), 1u) << describe(v);
-  EXPECT_EQ(roots[0]->rule, "LANE-5.3");
-  EXPECT_EQ(roots[0]->lines, (Lines{5, 6}));
-  expect_consequences_of(v, *roots[0], {{"LANE-8.4", {4, 5, 6, 7}}, {"LANE-8.9", {2, 3, 4}},
-                                        {"LANE-5.3", {5, 6}}, {"LANE-7.7", {7}}});
+  expect_one_root(v, "LANE-5.3", {5, 6},
+                  {{"LANE-8.4", {4, 5, 6, 7}}, {"LANE-8.9", {2, 3, 4}}, {"LANE-5.3", {5, 6}},
+                   {"LANE-7.7", {7}}});
   bool named = false;
   for (const auto& x : v) named = named || (x.rule == "LANE-8.4" && x.message.find("possible hang") != std::string::npos);
   EXPECT_TRUE(named) << describe(v);
@@ -56,12 +69,8 @@ TEST(Attribution, AcceptedReentrantRunThatWaitsIsOneRootAndItsHang) {
 // snapshot captured in the handoff are its consequences (not FL-3.2, FL-3.5).
 // spec: [FL-3.4] [TRACE-4.2]
 TEST(Attribution, CarriedBindingIsOneHandoffRoot) {
-  const auto v = bad_violations("FL-3.4.carried-into-child-and-snapshot");
-  const auto roots = roots_of(v);
-  ASSERT_EQ(roots.size(), 1u) << describe(v);
-  EXPECT_EQ(roots[0]->rule, "FL-3.4");
-  EXPECT_EQ(roots[0]->lines, (Lines{3, 4}));
-  expect_consequences_of(v, *roots[0], {{"FL-3.4", {6}}, {"FL-3.4", {10}}});
+  expect_one_root(bad_violations("FL-3.4.carried-into-child-and-snapshot"), "FL-3.4", {3, 4},
+                  {{"FL-3.4", {6}}, {"FL-3.4", {10}}});
 }
 
 // (c) Items accepted after a close request that run after the drain, or that
@@ -70,13 +79,10 @@ TEST(Attribution, CarriedBindingIsOneHandoffRoot) {
 // names the first (A0).
 // spec: [LANE-7.4] [LANE-7.6] [TRACE-4.2]
 TEST(Attribution, ClosedLaneThatRunsLateWorkIsOneRoot) {
-  const auto v = bad_violations("LANE-7.4.accepted-after-close-runs-after-drain");
-  const auto roots = roots_of(v);
-  ASSERT_EQ(roots.size(), 1u) << describe(v);
-  EXPECT_EQ(roots[0]->rule, "LANE-7.4");
-  EXPECT_EQ(roots[0]->lines, (Lines{2, 4, 5}));
-  expect_consequences_of(v, *roots[0], {{"LANE-7.6", {3, 6}}, {"LANE-7.4", {8, 9, 10}},
-                                        {"LANE-7.6", {10, 11}}, {"LANE-7.6", {11, 12}}});
+  expect_one_root(bad_violations("LANE-7.4.accepted-after-close-runs-after-drain"), "LANE-7.4",
+                  {2, 4, 5},
+                  {{"LANE-7.6", {3, 6}}, {"LANE-7.4", {8, 9, 10}}, {"LANE-7.6", {10, 11}},
+                   {"LANE-7.6", {11, 12}}});
 }
 
 // (d) Ops stuck behind a reported hang (a self-call awaited from its own turn,
@@ -84,12 +90,8 @@ TEST(Attribution, ClosedLaneThatRunsLateWorkIsOneRoot) {
 // reached are consequences of the [TURN-7.1] cycle, not roots of their own.
 // spec: [TURN-7.1] [TURN-2.1] [TRACE-4.2]
 TEST(Attribution, OpsStuckBehindAHangAreItsConsequences) {
-  const auto v = bad_violations("TURN-7.1.self-call-hangs-ops-stuck");
-  const auto roots = roots_of(v);
-  ASSERT_EQ(roots.size(), 1u) << describe(v);
-  EXPECT_EQ(roots[0]->rule, "TURN-7.1");
-  EXPECT_EQ(roots[0]->lines, (Lines{4, 5, 6}));
-  expect_consequences_of(v, *roots[0], {{"TURN-2.1", {2}}, {"FL-3.1", {7}}});
+  expect_one_root(bad_violations("TURN-7.1.self-call-hangs-ops-stuck"), "TURN-7.1", {4, 5, 6},
+                  {{"TURN-2.1", {2}}, {"FL-3.1", {7}}});
 }
 
 // (e) A `lane.accepted` emitted after the lane's lock was released (after the
@@ -98,12 +100,8 @@ TEST(Attribution, OpsStuckBehindAHangAreItsConsequences) {
 // The later out-of-order starts are repeats of it (A5).
 // spec: [LANE-5.2] [TRACE-4.2]
 TEST(Attribution, LateAcceptanceIsOneFifoRoot) {
-  const auto v = bad_violations("LANE-5.2.accepted-emitted-late");
-  const auto roots = roots_of(v);
-  ASSERT_EQ(roots.size(), 1u) << describe(v);
-  EXPECT_EQ(roots[0]->rule, "LANE-5.2");
-  EXPECT_EQ(roots[0]->lines, (Lines{2, 3}));
-  expect_consequences_of(v, *roots[0], {{"LANE-5.2", {8, 10, 13}}, {"LANE-5.2", {8, 12, 15}}});
+  expect_one_root(bad_violations("LANE-5.2.accepted-emitted-late"), "LANE-5.2", {2, 3},
+                  {{"LANE-5.2", {8, 10, 13}}, {"LANE-5.2", {8, 12, 15}}});
 }
 
 // (f) p-queue's bug: a queued turn runs in the context captured for the item
@@ -112,13 +110,8 @@ TEST(Attribution, LateAcceptanceIsOneFifoRoot) {
 // a context captured in that turn are its consequences (A3).
 // spec: [FL-3.9] [TRACE-4.2]
 TEST(Attribution, TurnInAnotherItemsContextIsOneFl39Root) {
-  const auto v = bad_violations("FL-3.9.turn-in-another-items-context");
-  const auto roots = roots_of(v);
-  ASSERT_EQ(roots.size(), 1u) << describe(v);
-  EXPECT_EQ(roots[0]->rule, "FL-3.9");
-  EXPECT_EQ(roots[0]->lines, (Lines{5, 10, 17, 18}));
-  EXPECT_NE(roots[0]->message.find("captured for item 'a'"), std::string::npos) << roots[0]->message;
-  expect_consequences_of(v, *roots[0], {{"FL-3.2", {19}}, {"FL-3.5", {24}}});
+  expect_one_root(bad_violations("FL-3.9.turn-in-another-items-context"), "FL-3.9", {5, 10, 17, 18},
+                  {{"FL-3.2", {19}}, {"FL-3.5", {24}}}, "captured for item 'a'");
 }
 
 // The restore bug inside an install: a binding restored inside the install it
@@ -126,12 +119,7 @@ TEST(Attribution, TurnInAnotherItemsContextIsOneFl39Root) {
 // root (not FL-3.5 inside, FL-3.6 after).
 // spec: [FL-3.1] [TRACE-4.2]
 TEST(Attribution, BindingLeakedInsideAnInstallIsOneRestoreRoot) {
-  const auto v = bad_violations("FL-3.1.leaked-inside-install");
-  const auto roots = roots_of(v);
-  ASSERT_EQ(roots.size(), 1u) << describe(v);
-  EXPECT_EQ(roots[0]->rule, "FL-3.1");
-  EXPECT_EQ(roots[0]->lines, (Lines{5, 6}));
-  expect_consequences_of(v, *roots[0], {{"FL-3.1", {5, 8}}});
+  expect_one_root(bad_violations("FL-3.1.leaked-inside-install"), "FL-3.1", {5, 6}, {{"FL-3.1", {5, 8}}});
 }
 
 // (i) An accepted reentrant run that runs inline, inside the turn that
@@ -141,12 +129,8 @@ TEST(Attribution, BindingLeakedInsideAnInstallIsOneRestoreRoot) {
 // submitter's turn ([LANE-5.6]) are its consequences (A6).
 // spec: [LANE-5.3] [LANE-5.1] [LANE-5.2] [LANE-5.6] [TRACE-4.2]
 TEST(Attribution, ReentrantRunRunInlineIsOneRoot) {
-  const auto v = bad_violations("LANE-5.3.reentrant-run-runs-inline");
-  const auto roots = roots_of(v);
-  ASSERT_EQ(roots.size(), 1u) << describe(v);
-  EXPECT_EQ(roots[0]->rule, "LANE-5.3");
-  EXPECT_EQ(roots[0]->lines, (Lines{7, 8}));
-  expect_consequences_of(v, *roots[0], {{"LANE-5.1", {6, 9}}, {"LANE-5.2", {5, 8, 9}}, {"LANE-5.6", {10, 11}}});
+  expect_one_root(bad_violations("LANE-5.3.reentrant-run-runs-inline"), "LANE-5.3", {7, 8},
+                  {{"LANE-5.1", {6, 9}}, {"LANE-5.2", {5, 8, 9}}, {"LANE-5.6", {10, 11}}});
 }
 
 // (g) Queued items dropped by a library's clear() (p-queue's `clear()`,
@@ -158,15 +142,10 @@ TEST(Attribution, ReentrantRunRunInlineIsOneRoot) {
 // [LANE-5.2], and the drain does not wait for what was dropped.
 // spec: [LANE-8.1] [TRACE-4.2]
 TEST(Attribution, DroppedQueuedItemsAreOneLostWorkRoot) {
-  const auto v = bad_violations("LANE-8.1.queued-items-dropped-by-clear");
-  const auto roots = roots_of(v);
-  ASSERT_EQ(roots.size(), 1u) << describe(v);
-  EXPECT_EQ(roots[0]->rule, "LANE-8.1");
-  EXPECT_EQ(roots[0]->lines, (Lines{6, 9}));
-  EXPECT_NE(roots[0]->message.find("was dropped (clear) before its turn started"), std::string::npos)
-      << roots[0]->message;
-  expect_consequences_of(v, *roots[0], {{"LANE-8.1", {8, 10}}, {"LANE-8.1", {9, 11}},
-                                        {"LANE-8.1", {5, 6, 11}}, {"FL-3.2", {5, 6, 11}}});
+  expect_one_root(bad_violations("LANE-8.1.queued-items-dropped-by-clear"), "LANE-8.1", {6, 9},
+                  {{"LANE-8.1", {8, 10}}, {"LANE-8.1", {9, 11}}, {"LANE-8.1", {5, 6, 11}},
+                   {"FL-3.2", {5, 6, 11}}},
+                  "was dropped (clear) before its turn started");
 }
 
 // (h) CAF's self-request awaited by its own handler, left at the request

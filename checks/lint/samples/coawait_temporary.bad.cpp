@@ -5,20 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "turnstile/activation.hpp"
-#include "turnstile/channel.hpp"
-#include "turnstile/state_lane.hpp"
-
-using turnstile::FiberContext;
-using turnstile::Task;
-
-struct Item {
-  int id;
-  FiberContext ctx;
-};
-struct Cart {
-  int items = 0;
-};
+#include "coawait_temporary.hpp"  // Item, Cart
 
 Task<> bad(turnstile::StateLane& lane, turnstile::Channel<Item>& ch, turnstile::Activation<Cart>& cart) {
   auto p = std::make_shared<int>(1);

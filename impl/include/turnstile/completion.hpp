@@ -75,94 +75,96 @@ class Event {
   detail::Completion core_;
 };
 
+namespace detail {
+// co_await promise.wait() / take(): parks the fiber on the promise's Completion;
+// resumes with (promise->*Resume)(): the value, or the stored exception rethrown.
+template <class P, auto Resume>
+class PromiseAwaiter : public CompletionAwaiter {
+ public:
+  PromiseAwaiter(Completion& c, P* p) noexcept : CompletionAwaiter(c), p_(p) {}
+  decltype(auto) await_resume() const { return (p_->*Resume)(); }
+
+ private:
+  P* p_;
+};
+
+// What Promise<T> and Promise<void> share: one completer writes the result,
+// then every waiter is released.
+class PromiseBase {
+ public:
+  bool is_ready() const noexcept { return core_.is_set(); }
+
+ protected:
+  PromiseBase() = default;
+
+  // Completes the promise: `store` writes the result, set() publishes it.
+  template <class Store>
+  void complete(Store store) {
+    if (claimed_.exchange(true, std::memory_order_relaxed))  // only one completer may write
+      throw std::logic_error("Promise completed twice [RT-4.3]");
+    store();
+    core_.set();  // [COMP-I4] publishes the result
+  }
+  template <class P, auto Resume>
+  PromiseAwaiter<P, Resume> awaiter(P* self) noexcept {
+    return PromiseAwaiter<P, Resume>(core_, self);
+  }
+
+ private:
+  std::atomic<bool> claimed_{false};
+  Completion core_;
+};
+}  // namespace detail
+
 // A single-assignment result with any number of waiters.
 template <class T>
-class Promise {
+class Promise : public detail::PromiseBase {
  public:
   Promise() = default;
 
   template <class U = T>
   void set_value(U&& v) {
-    claim();
-    result_.template emplace<1>(std::forward<U>(v));
-    core_.set();  // [COMP-I4] publishes result_
+    complete([&] { result_.template emplace<1>(std::forward<U>(v)); });
   }
   void set_exception(std::exception_ptr e) {
-    claim();
-    result_.template emplace<2>(std::move(e));
-    core_.set();
+    complete([&] { result_.template emplace<2>(std::move(e)); });
   }
-  bool is_ready() const noexcept { return core_.is_set(); }
 
   // co_await promise.wait(): the value (a reference valid while the Promise
   // lives), or the stored exception rethrown.
-  [[nodiscard]] auto wait() noexcept {
-    struct Awaiter : detail::CompletionAwaiter {
-      Promise* p;
-      explicit Awaiter(Promise* self) noexcept : detail::CompletionAwaiter(self->core_), p(self) {}
-      const T& await_resume() const {
-        if (p->result_.index() == 2) std::rethrow_exception(std::get<2>(p->result_));
-        return std::get<1>(p->result_);
-      }
-    };
-    return Awaiter(this);
-  }
+  [[nodiscard]] auto wait() noexcept { return awaiter<Promise, &Promise::value>(this); }
   // co_await promise.take(): moves the value out (one consumer).
-  [[nodiscard]] auto take() noexcept {
-    struct Awaiter : detail::CompletionAwaiter {
-      Promise* p;
-      explicit Awaiter(Promise* self) noexcept : detail::CompletionAwaiter(self->core_), p(self) {}
-      T await_resume() const {
-        if (p->result_.index() == 2) std::rethrow_exception(std::move(std::get<2>(p->result_)));
-        return std::move(std::get<1>(p->result_));
-      }
-    };
-    return Awaiter(this);
-  }
+  [[nodiscard]] auto take() noexcept { return awaiter<Promise, &Promise::take_value>(this); }
 
  private:
-  void claim() {
-    if (claimed_.exchange(true, std::memory_order_relaxed))  // only one completer may write
-      throw std::logic_error("Promise completed twice [RT-4.3]");
+  const T& value() const {
+    if (result_.index() == 2) std::rethrow_exception(std::get<2>(result_));
+    return std::get<1>(result_);
   }
-  std::atomic<bool> claimed_{false};
+  T take_value() {
+    if (result_.index() == 2) std::rethrow_exception(std::move(std::get<2>(result_)));
+    return std::move(std::get<1>(result_));
+  }
   std::variant<std::monostate, T, std::exception_ptr> result_;
-  detail::Completion core_;
 };
 
 template <>
-class Promise<void> {
+class Promise<void> : public detail::PromiseBase {
  public:
   void set_value() {
-    claim();
-    core_.set();
+    complete([] {});
   }
   void set_exception(std::exception_ptr e) {
-    claim();
-    error_ = std::move(e);
-    core_.set();
+    complete([&] { error_ = std::move(e); });
   }
-  bool is_ready() const noexcept { return core_.is_set(); }
-  [[nodiscard]] auto wait() noexcept {
-    struct Awaiter : detail::CompletionAwaiter {
-      Promise* p;
-      explicit Awaiter(Promise* self) noexcept : detail::CompletionAwaiter(self->core_), p(self) {}
-      void await_resume() const {
-        if (p->error_) std::rethrow_exception(p->error_);
-      }
-    };
-    return Awaiter(this);
-  }
+  [[nodiscard]] auto wait() noexcept { return awaiter<Promise, &Promise::rethrow_error>(this); }
   auto take() noexcept { return wait(); }
 
  private:
-  void claim() {
-    if (claimed_.exchange(true, std::memory_order_relaxed))
-      throw std::logic_error("Promise completed twice [RT-4.3]");
+  void rethrow_error() const {
+    if (error_) std::rethrow_exception(error_);
   }
-  std::atomic<bool> claimed_{false};
   std::exception_ptr error_;
-  detail::Completion core_;
 };
 
 }  // namespace turnstile

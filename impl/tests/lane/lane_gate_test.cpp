@@ -176,17 +176,11 @@ TEST(LaneGate, AcquiringInsideALaneTurnThrowsNamingLaneAndGate) {
   Gate gate("socket-7");
   std::string acquire_error, try_error;
   ASSERT_TRUE(lane.try_post([&] {
-    try {
+    acquire_error = turnstile_test::thrown<LaneGateError>([&] {
       auto a = gate.acquire();  // throws at the call, before anything can wait
       (void)a;
-    } catch (const LaneGateError& e) {
-      acquire_error = e.what();
-    }
-    try {
-      (void)gate.try_acquire();
-    } catch (const LaneGateError& e) {
-      try_error = e.what();
-    }
+    }).value_or("");
+    try_error = turnstile_test::thrown<LaneGateError>([&] { (void)gate.try_acquire(); }).value_or("");
   }));
   ms.run_until_idle();
   for (const std::string& m : {acquire_error, try_error}) {

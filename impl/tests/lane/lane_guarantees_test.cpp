@@ -140,12 +140,10 @@ TEST(LaneGuarantees, ReentrantRunThrowsAtTheCallSiteAndQueuesNothing) {
   bool threw_at_call = false;
   bool inner_ran = false;
   ASSERT_TRUE(lane.try_post([&] {
-    try {
+    threw_at_call = turnstile_test::throws<LaneReentrancyError>([&] {
       auto t = lane.run([&] { inner_ran = true; });  // throws here, inside the turn
       (void)t;
-    } catch (const LaneReentrancyError&) {
-      threw_at_call = true;
-    }
+    });
   }));
   ms.run_until_idle();
   EXPECT_TRUE(threw_at_call);
@@ -228,11 +226,7 @@ TEST(LaneGuarantees, ReentrancyErrorNamesTheLane) {
   StateLane lane("session-catalog", ms);
   std::string message;
   ASSERT_TRUE(lane.try_post([&] {
-    try {
-      lane.throw_if_reentrant();
-    } catch (const LaneReentrancyError& e) {
-      message = e.what();
-    }
+    message = turnstile_test::thrown<LaneReentrancyError>([&] { lane.throw_if_reentrant(); }).value_or("");
   }));
   ms.run_until_idle();
   EXPECT_NE(message.find("'session-catalog'"), std::string::npos) << message;
@@ -447,12 +441,10 @@ TEST(LaneSurface, ReentrancyCheckIsOnInThisBuild) {
   StateLane lane("always-on", ms);
   bool threw = false;
   ASSERT_TRUE(lane.try_post([&] {
-    try {
+    threw = turnstile_test::throws<LaneReentrancyError>([&] {
       auto t = lane.run([] {});
       (void)t;
-    } catch (const LaneReentrancyError&) {
-      threw = true;
-    }
+    });
   }));
   ms.run_until_idle();
   EXPECT_TRUE(threw);

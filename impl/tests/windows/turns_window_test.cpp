@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "turnstile/turnstile.hpp"
@@ -36,6 +37,12 @@ ActivationOptions interleaving(const std::string& method) {
   ActivationOptions o;
   o.interleaved_methods = {method};
   return o;
+}
+
+// The end of a scenario: awaits each call's Task, in call order.
+template <class... Calls>
+void await_calls(ManualScheduler& ms, Calls&... calls) {
+  (sync_wait(ms, std::move(calls)), ...);
 }
 
 // spec: [TURN-1.1] [TURN-2.3]
@@ -86,8 +93,7 @@ TEST(TurnsWindow, ASuspendedSerialTurnHoldsTheNextOneAndCountsAsRunningUntilItSe
   EXPECT_EQ(a.running(), 0u);
   EXPECT_EQ(a.queued(), 0u);
   EXPECT_EQ(a.turns_completed(), 2u);
-  sync_wait(ms, std::move(first));
-  sync_wait(ms, std::move(second));
+  await_calls(ms, first, second);
 }
 
 // spec: [TURN-3.2]
@@ -132,9 +138,7 @@ TEST(TurnsWindow, AnInterleavedTurnStartsInsideASerialTurnAndNoSerialTurnWaitsFo
   peek_held.set();
   ms.run_until_idle();
   EXPECT_EQ(st.log.back(), "peek done at 3");  // it sees the state as it is now
-  sync_wait(ms, std::move(hold));
-  sync_wait(ms, std::move(peek));
-  sync_wait(ms, std::move(next));
+  await_calls(ms, hold, peek, next);
 }
 
 // spec: [TURN-5.3]
@@ -166,8 +170,7 @@ TEST(TurnsWindow, SnapshotsTakenWhileASerialTurnRunsShowNoneOfItsChanges) {
   EXPECT_EQ(*a.snapshot(), 12);  // the settled serial turn left 12 (it overwrote the poke)
   EXPECT_EQ(*held, 10) << "a snapshot held across the settle changed";
   for (const auto& s : taken) EXPECT_EQ(*s, 10);
-  sync_wait(ms, std::move(change));
-  sync_wait(ms, std::move(poke));
+  await_calls(ms, change, poke);
 }
 
 }  // namespace

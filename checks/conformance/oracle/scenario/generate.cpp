@@ -251,6 +251,13 @@ json Gen::read_op(const Env& env, const std::string& rule) {
   return json{{"id", op_id()}, {"do", "read"}, {"key", k}, {"expect", json::array({v})}, {"rule", rule}};
 }
 
+// A capture of the bindings `env` into a fresh context, added to `ctxs`.
+json Gen::capture_op(const Env& env, Ctxs& ctxs) {
+  const std::string name = "c" + std::to_string(++ctx_count_);
+  ctxs.emplace_back(name, env);
+  return json{{"id", op_id()}, {"do", "capture"}, {"ctx", name}};
+}
+
 json Gen::fl_list(int depth, const Env& env, Ctxs& ctxs, std::string rule, bool may_throw) {
   json ops = json::array();
   const std::size_t n = 1 + rng_.below(depth == 0 ? 5 : 3);
@@ -295,9 +302,7 @@ json Gen::fl_list(int depth, const Env& env, Ctxs& ctxs, std::string rule, bool 
       json body = fl_list(depth + 1, Env{}, child, "FL-3.4", true);
       ops.push_back(json{{"id", op_id()}, {"do", "detach"}, {"fiber", fiber_id()}, {"body", body}});
     } else if (r < 80) {
-      const std::string name = "c" + std::to_string(++ctx_count_);
-      ops.push_back(json{{"id", op_id()}, {"do", "capture"}, {"ctx", name}});
-      ctxs.emplace_back(name, env);
+      ops.push_back(capture_op(env, ctxs));
     } else if (r < 92 && !ctxs.empty()) {
       auto pick = ctxs[rng_.below(ctxs.size())];
       for (const auto& c : ctxs)  // one captured in a turn, mostly ([FL-3.8])

@@ -72,6 +72,22 @@ void Gen::mixed_where(json& body, const Env& env, std::size_t l) {
   body.push_back(read_op(env, "FL-3.1"));
 }
 
+// The fiber-local steps of a turn body that runs another contract's work
+// (mixed_lane_step, mixed_actor_step): when r < reads, a read that must see
+// the bindings it was submitted or called with ([FL-3.9]); when r < wheres, a
+// where (reentering lane `l` inside, unless kNoLane). False: neither (r past both).
+bool Gen::read_or_where(json& body, const Env& env, std::size_t l, std::uint64_t r, std::uint64_t reads,
+                        std::uint64_t wheres) {
+  if (r < reads) {
+    body.push_back(read_op(env, "FL-3.9"));
+  } else if (r < wheres) {
+    mixed_where(body, env, l);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // One step of another contract in the body of a turn of lane `l` (see the
 // file header); false when none applies.
 bool Gen::mixed_lane_step(json& body, std::size_t l, int depth, const Env& env, Ctxs& ctxs) {
@@ -82,24 +98,13 @@ bool Gen::mixed_lane_step(json& body, std::size_t l, int depth, const Env& env, 
     return true;
   }
   if (!fl_on_) return false;
-  if (r < 22) {
-    body.push_back(read_op(env, "FL-3.9"));
-  } else if (r < 36) {
-    mixed_where(body, env, l);
-  } else if (r < 50) {
-    const std::string name = "c" + std::to_string(++ctx_count_);
-    body.push_back(json{{"id", op_id()}, {"do", "capture"}, {"ctx", name}});
-    ctxs.emplace_back(name, env);
-    ctx_lane_[name] = l;
+  if (read_or_where(body, env, l, r, 22, 36)) return true;
+  if (r < 50) {
+    body.push_back(capture_in_turn(l, env, ctxs));
   } else if (r < 66) {
     // [FL-3.8] a snapshot run inside the turn keeps the marker (one taken
     // here when there is none to take).
-    if (ctxs.empty()) {
-      const std::string name = "c" + std::to_string(++ctx_count_);
-      body.push_back(json{{"id", op_id()}, {"do", "capture"}, {"ctx", name}});
-      ctxs.emplace_back(name, env);
-      ctx_lane_[name] = l;
-    }
+    if (ctxs.empty()) body.push_back(capture_in_turn(l, env, ctxs));
     const auto pick = ctxs[rng_.below(ctxs.size())];
     json sub = json::array({read_op(pick.second, "FL-3.5"), reentrant_run(l, "FL-3.8")});
     if (rng_.chance(40)) sub.push_back(read_op(pick.second, "FL-3.5"));
@@ -121,14 +126,17 @@ bool Gen::mixed_lane_step(json& body, std::size_t l, int depth, const Env& env, 
   return true;
 }
 
-// A capture as the last step of a turn body (before its throw): the context
-// that install_after_turn() and fl_list() run after the turn.
+// A capture in a turn of lane `l`: its context is remembered as taken on that
+// lane (install_after_turn() and fl_list() run a lane under it after the turn).
+json Gen::capture_in_turn(std::size_t l, const Env& env, Ctxs& ctxs) {
+  json c = capture_op(env, ctxs);
+  ctx_lane_[ctxs.back().first] = l;
+  return c;
+}
+
+// A capture as the last step of a turn body (before its throw).
 void Gen::capture_at_end(json& body, bool throws, std::size_t l, const Env& env, Ctxs& ctxs) {
-  const std::string name = "c" + std::to_string(++ctx_count_);
-  json c{{"id", op_id()}, {"do", "capture"}, {"ctx", name}};
-  body.insert(throws ? body.end() - 1 : body.end(), c);
-  ctxs.emplace_back(name, env);
-  ctx_lane_[name] = l;
+  body.insert(throws ? body.end() - 1 : body.end(), capture_in_turn(l, env, ctxs));
 }
 
 // At the top level of a lane scenario's root fiber: installs a context that
@@ -179,15 +187,10 @@ bool Gen::mixed_actor_step(json& body, const std::vector<Link>& chain, int depth
     return true;
   }
   if (!fl_on_) return false;
-  if (r < 75) {
-    body.push_back(read_op(env, "FL-3.9"));
-  } else if (r < 90) {
-    mixed_where(body, env, kNoLane);
-  } else {
-    // A handoff from an actor turn carries nothing ([FL-3.4]).
-    body.push_back(json{{"id", op_id()}, {"do", "detach"}, {"fiber", fiber_id()},
-                        {"body", json::array({read_op(Env{}, "FL-3.4")})}});
-  }
+  if (read_or_where(body, env, kNoLane, r, 75, 90)) return true;
+  // A handoff from an actor turn carries nothing ([FL-3.4]).
+  body.push_back(json{{"id", op_id()}, {"do", "detach"}, {"fiber", fiber_id()},
+                      {"body", json::array({read_op(Env{}, "FL-3.4")})}});
   return true;
 }
 

@@ -64,6 +64,7 @@ class Gen {
   json lane_body(std::size_t l, int depth, bool& throws, const Env& env, Ctxs& ctxs);
   json reentrant_run(std::size_t l, const char* rule);
   json read_op(const Env& env, const std::string& rule);
+  json capture_op(const Env& env, Ctxs& ctxs);
   json fl_list(int depth, const Env& env, Ctxs& ctxs, std::string rule, bool may_throw);
   void two_request_cycle(json& doc);
   json call_op(std::size_t act, const std::vector<Link>& chain, int depth, const Env& env);
@@ -76,6 +77,9 @@ class Gen {
   // generate_mixed.cpp: the seams between contracts.
   void mix_in(json& doc, const std::string& contract);
   void mixed_where(json& body, const Env& env, std::size_t l);
+  bool read_or_where(json& body, const Env& env, std::size_t l, std::uint64_t r, std::uint64_t reads,
+                     std::uint64_t wheres);
+  json capture_in_turn(std::size_t l, const Env& env, Ctxs& ctxs);
   bool mixed_lane_step(json& body, std::size_t l, int depth, const Env& env, Ctxs& ctxs);
   void capture_at_end(json& body, bool throws, std::size_t l, const Env& env, Ctxs& ctxs);
   void install_after_turn(json& ops, const Ctxs& ctxs, const std::vector<bool>& closed_here);

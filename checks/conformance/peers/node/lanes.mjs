@@ -156,47 +156,38 @@ class LibraryLane {
   }
 }
 
+// A LibraryLane over one instance of `library`, made by `make()`: `calls` names
+// its methods that submit a task, wait until everything queued has finished,
+// and discard what is queued.
+function libraryLane(library, make, calls) {
+  return class extends LibraryLane {
+    #instance = make();
+
+    submit(task) {
+      return this.#instance[calls.submit](task);
+    }
+
+    drain() {
+      return this.#instance[calls.drain]();
+    }
+
+    get discardName() {
+      return `${library} ${calls.discard}()`;
+    }
+
+    discard() {
+      this.#instance[calls.discard]();
+    }
+  };
+}
+
 // p-queue with concurrency 1: add(task) runs the task at once when the queue is
 // free (inside add()), else when the running task's promise settles, from that
 // task's own continuation.
-export class PQueueLane extends LibraryLane {
-  #queue = new PQueue({ concurrency: 1 });
-
-  submit(task) {
-    return this.#queue.add(task);
-  }
-
-  drain() {
-    return this.#queue.onIdle();
-  }
-
-  get discardName() {
-    return 'p-queue clear()';
-  }
-
-  discard() {
-    this.#queue.clear();
-  }
-}
+export const PQueueLane = libraryLane('p-queue', () => new PQueue({ concurrency: 1 }),
+  { submit: 'add', drain: 'onIdle', discard: 'clear' });
 
 // async-mutex: runExclusive(task) queues an acquire at the call (FIFO) and runs
 // the task in the continuation of that acquire, in the submitter's own context.
-export class AsyncMutexLane extends LibraryLane {
-  #mutex = new Mutex();
-
-  submit(task) {
-    return this.#mutex.runExclusive(task);
-  }
-
-  drain() {
-    return this.#mutex.waitForUnlock();
-  }
-
-  get discardName() {
-    return 'async-mutex cancel()';
-  }
-
-  discard() {
-    this.#mutex.cancel();
-  }
-}
+export const AsyncMutexLane = libraryLane('async-mutex', () => new Mutex(),
+  { submit: 'runExclusive', drain: 'waitForUnlock', discard: 'cancel' });

@@ -41,11 +41,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { executeScenario, unsupportedReason } from '../../ports/node/lib/execute.mjs';
 import { IMPL as NODE_PORT_IMPL } from '../../ports/node/lib/trace.mjs';
 import { ServeSession, PROTOCOL } from '../../ports/node/lib/oracle.mjs';
+import { usageError, parseOptions, safeName } from '../../ports/node/lib/cli.mjs';
 import { PQueueLane, AsyncMutexLane } from './lanes.mjs';
 import { ALS_SURFACES } from './als.mjs';
 import { DIRECTED } from './directed.mjs';
@@ -74,27 +74,16 @@ const PEERS = {
   }),
 };
 
-function usage(msg) {
-  process.stderr.write(`run_peer.mjs: ${msg}\n(see the header of ${path.join(HERE, 'run_peer.mjs')})\n`);
-  process.exit(2);
-}
+const usage = (msg) => usageError(import.meta.url, msg);
 
-let opts;
-try {
-  opts = parseArgs({
-    options: {
-      peer: { type: 'string' }, oracle: { type: 'string' },
-      seed: { type: 'string', default: '1' }, count: { type: 'string', default: '200' },
-      contract: { type: 'string', default: 'lane' }, out: { type: 'string' },
-      expect: { type: 'string' }, json: { type: 'string' },
-      'timeout-ms': { type: 'string', default: '2000' },
-      directed: { type: 'string' },
-    },
-    strict: true,
-  }).values;
-} catch (e) {
-  usage(e.message);
-}
+const opts = parseOptions(import.meta.url, {
+  peer: { type: 'string' }, oracle: { type: 'string' },
+  seed: { type: 'string', default: '1' }, count: { type: 'string', default: '200' },
+  contract: { type: 'string', default: 'lane' }, out: { type: 'string' },
+  expect: { type: 'string' }, json: { type: 'string' },
+  'timeout-ms': { type: 'string', default: '2000' },
+  directed: { type: 'string' },
+});
 if (!PEERS[opts.peer]) usage(`--peer: one of ${Object.keys(PEERS).join(', ')}`);
 if (!opts.oracle) usage('--oracle PATH is needed');
 if (opts.directed && !DIRECTED[opts.directed]) usage(`--directed: one of ${Object.keys(DIRECTED).join(', ')}`);
@@ -104,7 +93,6 @@ function isLanePeer(p) {
 }
 const contracts = opts.contract.split(',').map((c) => c.trim()).filter(Boolean);
 const peer = PEERS[opts.peer]();
-const safeName = (id) => String(id).replace(/[^A-Za-z0-9._-]/g, '_');
 
 async function classify() {
   const session = new ServeSession(opts.oracle);

@@ -35,45 +35,34 @@
 // ctest: conformance.ports.node
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { plantBug } from './lib/bugs.mjs';
 import { executeScenario, unsupportedReason, PORTED_CONTRACTS } from './lib/execute.mjs';
 import { IMPL } from './lib/trace.mjs';
 import { ServeSession, PROTOCOL, cliScenarios, cliCheck } from './lib/oracle.mjs';
 import { parseTrace, checkTrace, checkExpectations } from './lib/selfcheck.mjs';
+import { usageError, parseOptions, safeName } from './lib/cli.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
-function usage(msg) {
-  process.stderr.write(`runner.mjs: ${msg}\n(see the header of ${path.join(HERE, 'runner.mjs')})\n`);
-  process.exit(2);
-}
+const usage = (msg) => usageError(import.meta.url, msg);
 
-let opts;
-try {
-  opts = parseArgs({
-    options: {
-      oracle: { type: 'string' },
-      cli: { type: 'boolean', default: false },
-      serve: { type: 'boolean', default: false },
-      seed: { type: 'string', default: '1' },
-      count: { type: 'string', default: '100' },
-      contract: { type: 'string', default: PORTED_CONTRACTS.join(',') },
-      scenarios: { type: 'string' },
-      out: { type: 'string' },
-      'known-failures': { type: 'string' },
-      'plant-bug': { type: 'string', multiple: true, default: [] },
-      'expect-rule': { type: 'string' },
-      'timeout-ms': { type: 'string', default: '5000' },
-      'self-check': { type: 'boolean', default: false },
-      verbose: { type: 'boolean', default: false },
-    },
-    strict: true,
-  }).values;
-} catch (e) {
-  usage(e.message);
-}
+const opts = parseOptions(import.meta.url, {
+  oracle: { type: 'string' },
+  cli: { type: 'boolean', default: false },
+  serve: { type: 'boolean', default: false },
+  seed: { type: 'string', default: '1' },
+  count: { type: 'string', default: '100' },
+  contract: { type: 'string', default: PORTED_CONTRACTS.join(',') },
+  scenarios: { type: 'string' },
+  out: { type: 'string' },
+  'known-failures': { type: 'string' },
+  'plant-bug': { type: 'string', multiple: true, default: [] },
+  'expect-rule': { type: 'string' },
+  'timeout-ms': { type: 'string', default: '5000' },
+  'self-check': { type: 'boolean', default: false },
+  verbose: { type: 'boolean', default: false },
+});
 
 for (const b of opts['plant-bug']) {
   try {
@@ -117,7 +106,6 @@ function readScenarioFile(file) {
   });
 }
 
-const safeName = (id) => String(id).replace(/[^A-Za-z0-9._-]/g, '_');
 
 // Tallies, printed at the end.
 const tally = {

@@ -13,7 +13,8 @@
 //   `other` for any other exception.
 // - what(e): the message of the exception in `e` ("" when none,
 //   "<non-standard>" when it is not a std::exception).
-// - throws<E>(fn): whether fn() threw an E (any other exception propagates).
+// - thrown<E>(fn): what() of the E that fn() threw, nullopt when it threw none
+//   (any other exception propagates); throws<E>(fn): whether it threw one.
 // - Boom: the exception a test body throws on purpose.
 #pragma once
 
@@ -93,25 +94,28 @@ turnstile::Task<Settled<T>> settle(turnstile::Task<T> task) {
   co_return s;
 }
 
-inline std::string what(const std::exception_ptr& e) {
-  if (!e) return {};
+template <class E, class F>
+std::optional<std::string> thrown(F&& fn) {
   try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    return x.what();
-  } catch (...) {
-    return "<non-standard>";
+    std::forward<F>(fn)();
+  } catch (const E& e) {
+    return std::string(e.what());
   }
+  return std::nullopt;
 }
 
 template <class E, class F>
 bool throws(F&& fn) {
+  return thrown<E>(std::forward<F>(fn)).has_value();
+}
+
+inline std::string what(const std::exception_ptr& e) {
+  if (!e) return {};
   try {
-    std::forward<F>(fn)();
-  } catch (const E&) {
-    return true;
+    return thrown<std::exception>([&e] { std::rethrow_exception(e); }).value_or("");  // always thrown
+  } catch (...) {
+    return "<non-standard>";
   }
-  return false;
 }
 
 }  // namespace turnstile_test

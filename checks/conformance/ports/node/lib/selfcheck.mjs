@@ -115,6 +115,14 @@ export function checkTrace(events) {
     for (let c = chain; c; c = c.next) if (c.key === key) return c;
     return null;
   };
+  // fl.restore / fl.uninstall (`what`): it ends its fiber's innermost frame,
+  // which must be a `kind` frame of the same `field` (key, ctx); else `rule`.
+  const endInnermost = (e, what, kind, field, rule) => {
+    const s = stackOf(e.fiber);
+    const top = s[s.length - 1];
+    if (top.kind !== kind || top[field] !== e[field]) bad(rule, [e.line], `${what} of ${e[field]} does not end the innermost ${kind}`);
+    else s.pop();
+  };
   for (const e of events) {
     switch (e.ev) {
       case 'lane.submit':
@@ -192,26 +200,18 @@ export function checkTrace(events) {
         s.push({ kind: 'bind', key: e.key, chain: { key: e.key, value: e.value, next: s[s.length - 1].chain } });
         break;
       }
-      case 'fl.restore': {
-        const s = stackOf(e.fiber);
-        const top = s[s.length - 1];
-        if (top.kind !== 'bind' || top.key !== e.key) bad('FL-3.1', [e.line], `restore of ${e.key} does not end the innermost bind`);
-        else s.pop();
+      case 'fl.restore':
+        endInnermost(e, 'restore', 'bind', 'key', 'FL-3.1');
         break;
-      }
       case 'fl.capture':
         ctxs.set(e.ctx, stackOf(e.fiber)[stackOf(e.fiber).length - 1].chain);
         break;
       case 'fl.install':
         stackOf(e.fiber).push({ kind: 'install', ctx: e.ctx, chain: ctxs.get(e.ctx) ?? null });
         break;
-      case 'fl.uninstall': {
-        const s = stackOf(e.fiber);
-        const top = s[s.length - 1];
-        if (top.kind !== 'install' || top.ctx !== e.ctx) bad('FL-3.6', [e.line], `uninstall of ${e.ctx} does not end the innermost install`);
-        else s.pop();
+      case 'fl.uninstall':
+        endInnermost(e, 'uninstall', 'install', 'ctx', 'FL-3.6');
         break;
-      }
       case 'fl.read': {
         const s = stackOf(e.fiber);
         const f = lookup(s[s.length - 1].chain, e.key);
