@@ -228,6 +228,7 @@ class BasicReadyQueue {
     BasicLockGuard<typename Sync::mutex> lock(rescue_mu_);
     // seq_cst: [SLOT-I4]'s announcement, before the re-check of every slot.
     rescuer_parked_.store(true, std::memory_order_seq_cst);
+    // relaxed: a fill's wake_rescuer clears it under rescue_mu_, held here.
     while (rescuer_parked_.load(std::memory_order_relaxed) && !rescue_closed_.load()) {
       if (any_slot_filled()) {
         rescuer_parked_.store(false, std::memory_order_relaxed);  // under rescue_mu_
