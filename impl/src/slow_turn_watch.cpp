@@ -14,6 +14,13 @@ SlowTurnWatch::SlowTurnWatch(Scheduler& timers, std::chrono::nanoseconds slow_tu
       report_(report),
       watchdog_(timers, [this] { fired(); }) {}
 
+// [TURN-4.2] [RT-8.4] the lazily cancelled watchdog may still be armed: cancel
+// it, or wait for a firing in progress (it finds no turn and stands down).
+SlowTurnWatch::~SlowTurnWatch() {
+  UniqueLock lock(mu_);
+  if (armed_) stand_down(lock);
+}
+
 SlowTurnWatch::Clock::time_point SlowTurnWatch::now() const {
   return clock_ ? clock_() : timers_.now();  // [TURN-4.2] the scheduler's clock
 }
@@ -83,7 +90,7 @@ void SlowTurnWatch::fired() {
   cv_.notify_all();  // reports returned; a last settle may wait for this run
 }
 
-// mu_ held (through `lock`), the last running turn settled: cancel the
+// mu_ held (through `lock`), the watch is being destroyed: cancel the
 // watchdog [RT-8.4]. If it fires right now, wait for that run: it finds no turn
 // and stands down, after which the watch may be destroyed.
 void SlowTurnWatch::stand_down(UniqueLock& lock) {
@@ -106,8 +113,9 @@ void SlowTurnWatch::settled(RunningTurn& t) {
     (t.newer != nullptr ? t.newer->older : newest_) = t.older;
     elapsed = t_now - t.started;
     report = !t.reported && elapsed > slow_turn_;  // [TURN-4.2] once per turn
-    // [TURN-4.2] [RT-8.4] the last running turn settled: no deadline is left.
-    if (oldest_ == nullptr && armed_) stand_down(lock);
+    // [TURN-4.2] lazily cancelled: the watchdog stays armed when the last
+    // running turn settles, fires once with nothing due and is dropped (or
+    // re-armed for a turn started since); no timer-queue work per turn.
   }
   if (report) report_.slow_turn(*t.method, elapsed, t.trace_call, "settle");
 }

@@ -52,7 +52,9 @@
 //     settle. The watchdog is one timer per activation on the scheduler's timer:
 //     armed when a turn starts and none is armed, always for the oldest running
 //     turn not yet reported (so each turn is reported at its own deadline), and
-//     cancelled when the last running turn settles. Its report runs as an item
+//     cancelled lazily: a settle leaves it armed; it then fires once with
+//     nothing due and is dropped (or re-arms for a turn started since), and the
+//     activation's destruction cancels it. Its report runs as an item
 //     of the activation's underlying scheduler (not its strand, so a turn that
 //     blocks its carrier is still reported); a turn settling meanwhile waits
 //     for that report to return.

@@ -211,7 +211,7 @@ TEST(PlainCall, ASlowPlainBodyIsReportedOnce) {
   ms.run_until_idle();
   EXPECT_EQ(reports, (std::vector<std::string>{"slow/stall"}));
   EXPECT_EQ(a.slow_turns(), 1u);
-  EXPECT_EQ(ms.timers(), 0u) << "the watchdog's deadline was cancelled at settle";
+  EXPECT_EQ(ms.timers(), 0u) << "the watchdog, due inside the turn, fired and was not re-armed";
 }
 
 // ------------------------------------------------ scoped() in turns [RT-5.5]

@@ -74,7 +74,7 @@ TEST_F(Watchdog, AStuckTurnIsReportedOnceWhileItRunsNotAgainAtSettleOrByCheck) {
 }
 
 // spec: [TURN-4.2]
-TEST_F(Watchdog, AFastTurnIsNeverReportedAndItsWatchdogIsCancelledAtSettle) {
+TEST_F(Watchdog, AFastTurnIsNeverReportedAndItsWatchdogFiresOnceWithNothingDue) {
   Activation<int> a("fast/1", 0, options(), ms);
   Event hold;
   (void)a.call("quick", [](TurnContext<int>& ctx) -> Task<> {
@@ -86,11 +86,15 @@ TEST_F(Watchdog, AFastTurnIsNeverReportedAndItsWatchdogIsCancelledAtSettle) {
   ms.advance(60ms);
   hold.set();
   ms.run_until_idle();
-  EXPECT_EQ(ms.timers(), 0u);  // cancelled when "held" settled after 60 ms
+  // [TURN-4.2] cancelled lazily: "held" settled after 60 ms and left it armed.
+  EXPECT_EQ(ms.timers(), 1u);
+  ms.advance(1h);
+  EXPECT_EQ(ms.ready(), 1u);   // it fires once, at its deadline
+  ms.run_until_idle();
+  EXPECT_TRUE(reports.empty());  // with nothing due: a settled turn is never reported
+  EXPECT_EQ(ms.timers(), 0u);    // and it is dropped, not re-armed
   ms.advance(1h);
   EXPECT_EQ(ms.ready(), 0u);
-  ms.run_until_idle();
-  EXPECT_TRUE(reports.empty());
   EXPECT_EQ(a.slow_turns(), 0u);
   EXPECT_EQ(a.turns_completed(), 2u);
 }
@@ -106,8 +110,15 @@ TEST_F(Watchdog, QueueTimeDoesNotCountAndEachTurnHasItsOwnDeadline) {
   ms.advance(90ms);
   first.set();
   ms.run_until_idle();                    // "second" starts at 90 ms
+  // [TURN-4.2] cancelled lazily: still armed for "first" (100 ms), it fires
+  // with nothing due and re-arms for "second", the oldest running turn.
+  EXPECT_EQ(ms.timers(), 1u);
+  EXPECT_EQ(ms.next_deadline(), Scheduler::Clock::time_point{} + 100ms + 1ns);
+  ms.advance(10ms + 1ns);
+  ms.run_until_idle();
+  EXPECT_TRUE(reports.empty());
   EXPECT_EQ(ms.next_deadline(), Scheduler::Clock::time_point{} + 190ms + 1ns);
-  ms.advance(100ms);
+  ms.advance(90ms - 1ns);                 // 190 ms: "second" has run exactly slow_turn
   ms.run_until_idle();
   EXPECT_TRUE(reports.empty());
   ms.advance(1ns);

@@ -51,7 +51,13 @@ TEST(TurnsItems, ATurnOfExactlySlowTurnIsNotSlowAndNothingStaysArmedOnceAllAreRe
   ms.run_until_idle();               // it settles at exactly slow_turn: not slow at settle
   EXPECT_TRUE(rec.methods.empty());
   EXPECT_EQ(a.slow_turns(), 0u);
-  EXPECT_EQ(ms.timers(), 0u);        // cancelled with the last running turn
+  // [TURN-4.2] cancelled lazily: left armed by the settle, it fires once with
+  // nothing due (a settled turn is never reported) and is dropped.
+  EXPECT_EQ(ms.timers(), 1u);
+  EXPECT_EQ(ms.advance(1ns), 1u);
+  ms.run_until_idle();
+  EXPECT_TRUE(rec.methods.empty());
+  EXPECT_EQ(ms.timers(), 0u);
 
   // Two turns, both reported by one firing: nothing stays armed.
   ActivationOptions o = rec.options(100ms);
@@ -92,7 +98,10 @@ TEST(TurnsItems, ATurnOfExactlySlowTurnIsNotSlowAndNothingStaysArmedOnceAllAreRe
   ec.set();
   eb.set();
   ms.run_until_idle();
-  EXPECT_EQ(ms.timers(), 0u);
+  EXPECT_EQ(ms.timers(), 1u);  // [TURN-4.2] cancelled lazily: "c" settled unreported
+  EXPECT_EQ(ms.advance(100ms + 1ns), 1u);
+  ms.run_until_idle();
+  EXPECT_EQ(ms.timers(), 0u);  // fired with nothing due, dropped
   EXPECT_EQ(rec.methods.size(), 2u);
   EXPECT_EQ(two.slow_turns(), 2u);
 }
@@ -159,7 +168,7 @@ TEST(TurnsItems, TheWatchdogDueWithASleepOfTheTurnAtOneInstantRunsFirst) {
 
   // Different instants: deadline order, whichever was armed first. A sleep
   // that ends at exactly slow_turn resumes first, and the turn settles at
-  // exactly slow_turn: not slow (item 3), its watchdog cancelled.
+  // exactly slow_turn: not slow (item 3); its watchdog fires once, with nothing due.
   Task<> exact = a.call("exact", [&](TurnContext<int>&) -> Task<> {
     co_await sleep_for(100ms);
     order.push_back("exact resumed");
@@ -169,6 +178,10 @@ TEST(TurnsItems, TheWatchdogDueWithASleepOfTheTurnAtOneInstantRunsFirst) {
   ms.run_until_idle();
   EXPECT_EQ(order.back(), "exact resumed");
   EXPECT_EQ(rec.methods.size(), 1u);
+  EXPECT_EQ(ms.timers(), 1u);  // [TURN-4.2] cancelled lazily: the settle left it armed
+  EXPECT_EQ(ms.advance(1ns), 1u);
+  ms.run_until_idle();
+  EXPECT_EQ(rec.methods.size(), 1u);  // nothing due: "exact" settled unreported
   EXPECT_EQ(ms.timers(), 0u);
   sync_wait(ms, std::move(exact));
 }

@@ -8,12 +8,14 @@
 //   - the watchdog, while the turn runs: one RearmableTimer per watch
 //     (timer.hpp), not one per turn, armed when a turn starts and none is
 //     armed, always for the oldest running turn not yet reported (an older
-//     turn's deadline is never later than a younger one's), and cancelled when
-//     the last running turn settles. It fires as an item of the scheduler it was
+//     turn's deadline is never later than a younger one's), and cancelled
+//     lazily: left armed when turns settle, it fires once with nothing due and
+//     is dropped, or re-arms for a turn started since; the destructor cancels
+//     it. It fires as an item of the scheduler it was
 //     given (an activation's underlying scheduler, not its strand, so a turn that
 //     blocks its carrier is still reported), reports every running turn that is
 //     due, and re-arms for the oldest one left. A turn settling meanwhile waits
-//     for that report to return; the last settle waits for a firing in progress;
+//     for that report to return; the destructor waits for a firing in progress;
 //   - check(), on its caller's thread;
 //   - settled(), in the settling turn's fiber.
 // Each report is made outside the watch's lock, so a report may call check()
@@ -75,8 +77,9 @@ class SlowTurnWatch {
                 std::function<Clock::time_point()> clock, SlowTurnReport& report);
   SlowTurnWatch(const SlowTurnWatch&) = delete;
   SlowTurnWatch& operator=(const SlowTurnWatch&) = delete;
-  // Precondition: no turn is watched (the last settled() stood the watchdog down).
-  ~SlowTurnWatch() = default;
+  // Precondition: no turn is watched. Cancels the watchdog, waiting for a
+  // firing in progress ([TURN-4.2], [RT-8.4]).
+  ~SlowTurnWatch();
 
   // `t` is watched from here; `method` and `trace_call` outlive settled(t).
   void started(RunningTurn& t, const std::string& method, std::string_view trace_call);
