@@ -59,7 +59,7 @@ thread_local unsigned tl_carrier = 0;
 ThreadPool::ThreadPool(unsigned carriers, unsigned spin_rounds, unsigned max_pollers, bool hand_off)
     : ready_(spin_rounds, pollers_for(max_pollers), carriers_for(carriers), hand_off),
       timers_(std::make_shared<detail::TimerQueue>()) {
-  carriers = carriers_for(carriers);
+  carriers = ready_.carriers();  // carriers_for(carriers), resolved once
   threads_.reserve(carriers);
   for (unsigned i = 0; i < carriers; ++i) threads_.emplace_back([this, i] { carrier_loop(i); });
   // [SLOT-I2] the rescuer: only a second carrier can run what a held carrier's
@@ -92,9 +92,8 @@ ThreadPool::~ThreadPool() {
 }
 
 bool ThreadPool::on_carrier() const noexcept {
-  const auto me = std::this_thread::get_id();
-  return std::any_of(threads_.begin(), threads_.end(),
-                     [me](const std::thread& t) { return t.get_id() == me; });
+  unsigned index = 0;
+  return carrier_of(this, index);  // set by carrier_loop for its whole life
 }
 
 void ThreadPool::post(Runnable& item) {

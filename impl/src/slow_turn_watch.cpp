@@ -87,7 +87,7 @@ void SlowTurnWatch::fired() {
       break;
     }
   }
-  cv_.notify_all();  // reports returned; a last settle may wait for this run
+  cv_.notify_all();  // reports returned; a destructor may wait for this run
 }
 
 // mu_ held (through `lock`), the watch is being destroyed: cancel the
