@@ -524,17 +524,36 @@ void CompletionHandoff::thread(unsigned idx) {
 // that loops); no storage leaks and none is freed twice (Relacy's heap checks).
 class StoredItem;
 
-struct RecycledStorage : rl::test_suite<RecycledStorage, kThreads> {
+//
+// recycled-through-depot: the same with the lane's list bounded at 1 spare and
+// a depot of at most 2 spares in 2 chains (spare_depot.hpp), so a drain gives
+// what its list has no room for to the depot, and a submitter whose chain is
+// empty takes a chain from the depot before it allocates, as the product's
+// take_item_storage() does; the lane, destroyed, gives its list to the depot.
+// Checks, as above, that no storage is on the list, in the depot, or in a
+// chain at once, or built over while its item is linked or running.
+template <bool kThroughDepot>
+struct RecycledStorage : rl::test_suite<RecycledStorage<kThroughDepot>, kThreads> {
   static constexpr const char* kChecks =
-      "items built in recycled spares (the drain keeps a completed item's storage, a later "
-      "submission takes it back): each runs once, FIFO per submitter, no spare handed out "
-      "while on the list or while its item is linked, no leak, no double free";
+      kThroughDepot
+          ? "items built in recycled spares, the lane's list bounded at 1 and the rest through "
+            "a depot of 2: each runs once, FIFO per submitter, no spare on the list, in the "
+            "depot or in a chain twice, no leak, no double free"
+          : "items built in recycled spares (the drain keeps a completed item's storage, a later "
+            "submission takes it back): each runs once, FIFO per submitter, no spare handed out "
+            "while on the list or while its item is linked, no leak, no double free";
   Lane lane;
   Core::Spare* slot[kThreads] = {};  // each thread's own chain of spares (own thread only)
   Sync::atomic<int> from_spare{0};   // items built in a recycled spare (statistics only)
+  Core::SpareDepot* depot = nullptr;  // recycled-through-depot only
 
   void before() {
-    lane.core = new Core;
+    if (kThroughDepot) {
+      depot = new Core::SpareDepot(2, 2);
+      lane.core = new Core(depot, 1);
+    } else {
+      lane.core = new Core;
+    }
     lane.slots = slot;
   }
   void thread(unsigned idx);
@@ -550,7 +569,11 @@ struct RecycledStorage : rl::test_suite<RecycledStorage, kThreads> {
     RL_ASSERT(pos(5) < pos(6));
     for (int t = 0; t < kThreads; ++t) RL_ASSERT(lane.pending[t] == 0);
     RL_ASSERT(lane.core->is_idle());
-    delete lane.core;  // frees the spares left on its list
+    delete lane.core;  // frees the spares left on its list, or gives them to the depot
+    if (depot != nullptr) {
+      RL_ASSERT(depot->spares() <= 2);  // [DEPOT-I2]
+      delete depot;  // frees what it keeps
+    }
   }
 };
 
@@ -588,9 +611,11 @@ class StoredItem final : public Item {
 
 #pragma push_macro("new")
 #undef new
-void RecycledStorage::submit_stored(int id) {
+template <bool kThroughDepot>
+void RecycledStorage<kThroughDepot>::submit_stored(int id) {
   Core::Spare*& mine = slot[rl::thread_index()];
   void* storage = nullptr;
+  if (mine == nullptr && depot != nullptr) mine = depot->take();  // take_item_storage()
   if (mine != nullptr) {
     storage = Core::take_storage(mine);
     from_spare.fetch_add(1, std::memory_order_relaxed);
@@ -605,7 +630,8 @@ void RecycledStorage::submit_stored(int id) {
 }
 #pragma pop_macro("new")
 
-void RecycledStorage::thread(unsigned idx) {
+template <bool kThroughDepot>
+void RecycledStorage<kThroughDepot>::thread(unsigned idx) {
   if (idx == 0) {
     submit_stored(0);
     submit_stored(1);
@@ -630,5 +656,6 @@ TURNSTILE_MODEL_MAIN("lane", {
     suite<Submitters, "submitters">({bounded(1), random_search(200000)}),
     suite<CloseVsSubmit, "close-vs-submit">({bounded(2), random_search(200000)}),
     suite<CompletionHandoff, "completion-handoff">({bounded(2), random_search(200000)}),
-    suite<RecycledStorage, "recycled-storage">({bounded(1), random_search(200000)}),
+    suite<RecycledStorage<false>, "recycled-storage">({bounded(1), random_search(200000)}),
+    suite<RecycledStorage<true>, "recycled-through-depot">({bounded(1), random_search(200000)}),
 })

@@ -7,10 +7,13 @@ namespace turnstile::detail {
 
 namespace {
 // A chain of spares: refilled, when empty, with a lane's whole spare list by
-// the calling thread's accepted submission, or with the last storage of a drain
-// step this thread ran; emptied one by one by its next items. Touched by its
+// the calling thread's accepted submission, with the last storage of a drain
+// step this thread ran, or, when the lane had none, with a chain from the
+// depot; emptied one by one by its next items. Touched by its
 // own thread only, so no synchronisation: the hand-over from the drain happens
-// under the lane's mutex ([LANE-I6]). At most a lane's list (32) long.
+// under the lane's mutex ([LANE-I6]), from the depot under the depot's
+// ([DEPOT-I1]). At most a lane's list (32 plus a step's items) or a depot
+// chain (a step's items) long.
 struct SpareSlot {
   SpareCore::Spare* spare = nullptr;  // the chain's first spare
   SpareSlot() = default;
@@ -21,10 +24,23 @@ struct SpareSlot {
 thread_local SpareSlot spare_slot;
 }  // namespace
 
+SpareCore::SpareDepot& spare_depot() noexcept {
+  // Never destroyed (see the header): built in static storage on first use.
+  alignas(SpareCore::SpareDepot) static unsigned char storage[sizeof(SpareCore::SpareDepot)];
+  static SpareCore::SpareDepot* const depot =
+      ::new (storage) SpareCore::SpareDepot(kDepotBytes / SpareCore::kSpareBytes);
+  return *depot;
+}
+
 void* take_item_storage() {
   SpareCore::Spare*& chain = spare_slot.spare;
   if (chain != nullptr) return SpareCore::take_storage(chain);
   return ::operator new(SpareCore::kSpareBytes);
+}
+
+void refill_from_depot_if_empty() noexcept {
+  SpareCore::Spare*& chain = spare_slot.spare;
+  if (chain == nullptr) chain = spare_depot().take();  // [DEPOT-I1] now this thread's alone
 }
 
 void give_back_item_storage(void* storage) noexcept {

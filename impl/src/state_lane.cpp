@@ -101,7 +101,7 @@ void trace_lane_event(const char* ev, const LaneTrace& t, const char* outcome) n
 }  // namespace detail
 
 StateLane::StateLane(std::string name, Scheduler& scheduler)
-    : name_(std::move(name)), scheduler_(scheduler) {}
+    : name_(std::move(name)), scheduler_(scheduler), core_(&detail::spare_depot()) {}
 
 StateLane::~StateLane() {
   if (!core_.is_idle()) {
@@ -140,7 +140,8 @@ bool StateLane::submit(detail::LaneItem& item, bool refill) {
   const bool traced = item.trace != nullptr;
   std::unique_lock<std::mutex> order;  // [TRACE-4.3] the answer is ordered with the queue
   if (traced) [[unlikely]] order = trace::order_lock();
-  const auto result = core_.submit(&item, refill ? detail::spare_slot_if_empty() : nullptr);
+  detail::LaneCore::Spare** const slot = refill ? detail::spare_slot_if_empty() : nullptr;
+  const auto result = core_.submit(&item, slot);
   if (traced) [[unlikely]] {
     if (result == detail::LaneCore::Submit::refused_closed) {
       trace_refused(*item.trace, "closed");
@@ -151,16 +152,10 @@ bool StateLane::submit(detail::LaneItem& item, bool refill) {
       trace::emit(e);
     }
   }
-  switch (result) {
-    case detail::LaneCore::Submit::refused_closed:
-      return false;
-    case detail::LaneCore::Submit::accepted:
-      return true;
-    case detail::LaneCore::Submit::accepted_start_drain:
-      start_drain();
-      return true;
-  }
-  return true;
+  if (result == detail::LaneCore::Submit::accepted_start_drain) start_drain();
+  // After the drain is started: the lane had no spares, the depot may [LANE-7.8].
+  if (slot != nullptr) detail::refill_from_depot_if_empty();
+  return result != detail::LaneCore::Submit::refused_closed;
 }
 
 std::unique_ptr<detail::LaneTrace> StateLane::trace_submit(const char* op) {

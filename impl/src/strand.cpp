@@ -37,6 +37,9 @@ struct NoMarker {
 constexpr std::size_t kStepsPerDrain = 64;
 }  // namespace
 
+// Its core gives the storage its list has no room for to the depot [LANE-7.8].
+Strand::Strand(Scheduler& underlying) : underlying_(underlying), core_(&detail::spare_depot()) {}
+
 Strand::~Strand() {
   if (!core_.is_idle()) {
     std::fputs("turnstile: a Strand was destroyed with steps queued or running [TURN-6.1]\n",
@@ -49,10 +52,12 @@ void Strand::post(Runnable& item) {
   static_assert(sizeof(StrandStep) <= Core::kSpareBytes);
   void* storage = detail::take_item_storage();
   auto* const step = new (storage) StrandStep(item);  // cannot throw
-  if (core_.submit(step, detail::spare_slot_if_empty()) == Core::Submit::accepted_start_drain) {
+  Core::Spare** const slot = detail::spare_slot_if_empty();
+  if (core_.submit(step, slot) == Core::Submit::accepted_start_drain) {
     keep_alive_ = shared_from_this();  // the drain holds the strand while it runs
     underlying_.post(drainer_);
   }
+  if (slot != nullptr) detail::refill_from_depot_if_empty();  // the strand had none [LANE-7.8]
   // clang-analyzer false positive: from submit() on, `step` is owned by core_'s
   // queue, and the drain recycles or frees its storage after its complete();
   // submit() never refuses it (a Strand never closes its core). The analyzer

@@ -28,7 +28,7 @@ namespace turnstile {
 
 class Strand final : public Scheduler, public std::enable_shared_from_this<Strand> {
  public:
-  explicit Strand(Scheduler& underlying) : underlying_(underlying) {}
+  explicit Strand(Scheduler& underlying);
   ~Strand() override;
 
   void post(Runnable& item) override;

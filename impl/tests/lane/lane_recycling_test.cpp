@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -171,6 +172,107 @@ TEST(LaneRecycling, SparesGoRoundBetweenProducersAndCarriersAndNothingIsLost) {
     ASSERT_EQ(s.size(), static_cast<std::size_t>(kItems));
     for (int i = 0; i < kItems; ++i) ASSERT_EQ(s[static_cast<std::size_t>(i)], i);  // FIFO
   }
+}
+
+// ------------------------------------------------------------- the depot
+// [LANE-7.8]: what a lane's list has no room for goes to the process's depot,
+// and a thread that runs out takes a chain from it. The depot is shared by the
+// whole process (every test in this binary), so these tests read its changes.
+
+// Floods one lane with `n` items from this thread and drains them; returns
+// where each item was built.
+std::vector<const void*> flood(ManualScheduler& ms, StateLane& lane, int n, std::vector<int>& ran) {
+  std::vector<const void*> at(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) EXPECT_TRUE(lane.try_post(Probe(&ran, i, &at[static_cast<std::size_t>(i)])));
+  ms.run_until_idle();
+  return at;
+}
+
+// spec: [LANE-7.8] [LANE-5.2]
+TEST(LaneRecycling, AFloodsStorageGoesToTheDepotAndTheNextFloodIsBuiltInIt) {
+  ManualScheduler ms;
+  StateLane lane("flood", ms);
+  auto& depot = detail::spare_depot();
+  // Empty the depot first (earlier tests of this binary filled it), so this
+  // flood's storage is new and the second flood's can only be the first's.
+  while (detail::SpareCore::Spare* chain = depot.take()) detail::SpareCore::release_all(chain);
+  std::vector<int> ran;
+  constexpr int kItems = 1000;  // far more than a lane keeps (32 plus a step)
+  const std::size_t before = depot.spares();
+  ASSERT_EQ(before, 0u);
+  const auto first = flood(ms, lane, kItems, ran);
+  const std::size_t kept = depot.spares();
+  // All but what the lane's list and this thread's chain hold went to the depot.
+  EXPECT_GE(kept, before + kItems - 32 - 64 - 64);
+  const auto second = flood(ms, lane, kItems, ran);
+  std::set<const void*> used(first.begin(), first.end());
+  std::size_t reused = 0;
+  for (const void* p : second) reused += used.count(p);
+  // Every item of the second flood but one was built in storage of the first:
+  // the lane's list, this thread's chain, then the depot's chains. The one:
+  // the first flood's last item, whose storage is freed when this thread's
+  // chain is not empty ([LANE-I6]: the drain no longer owns the lane).
+  EXPECT_GE(reused, static_cast<std::size_t>(kItems - 1));
+  std::vector<int> expected;
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < kItems; ++i) expected.push_back(i);
+  EXPECT_EQ(ran, expected);  // each ran once, in order
+  sync_wait(lane.close());
+}
+
+// spec: [LANE-7.8]
+TEST(LaneRecycling, TheDepotKeepsNoMoreThanItsBoundAndAFloodPastItLosesNothing) {
+  ManualScheduler ms;
+  StateLane lane("past-the-bound", ms);
+  constexpr std::size_t kBound = detail::kDepotBytes / detail::SpareCore::kSpareBytes;
+  const int items = static_cast<int>(kBound) + 5000;
+  std::vector<int> ran;
+  flood(ms, lane, items, ran);
+  EXPECT_LE(detail::spare_depot().spares(), kBound);
+  ASSERT_EQ(ran.size(), static_cast<std::size_t>(items));
+  for (int i = 0; i < items; ++i) ASSERT_EQ(ran[static_cast<std::size_t>(i)], i);
+  sync_wait(lane.close());
+}
+
+// The depot alone (BasicSpareDepot<StdSync>, a private one): a chain is kept
+// whole and handed out whole, newest first; what passes either bound is freed
+// (the asan preset's leak check proves it freed, not dropped).
+// spec: [LANE-7.8]
+TEST(SpareDepot, KeepsWholeChainsNewestFirstWithinBothBoundsAndFreesTheRest) {
+  using Core = detail::SpareCore;
+  Core::SpareDepot depot(/*max_spares=*/5, /*max_chains=*/2);
+  auto chain_of = [](std::size_t n, std::vector<void*>& blocks) {
+    Core::Spare* chain = nullptr;
+    for (std::size_t i = 0; i < n; ++i) {
+      void* storage = ::operator new(Core::kSpareBytes);
+      blocks.push_back(storage);
+      Core::push_storage(chain, storage);  // the last pushed is the chain's head
+    }
+    return chain;
+  };
+  std::vector<void*> a, b, c, d;
+  depot.give(chain_of(2, a), 2);
+  depot.give(chain_of(3, b), 3);
+  EXPECT_EQ(depot.spares(), 5u);
+  depot.give(chain_of(1, c), 1);  // past max_spares: freed
+  EXPECT_EQ(depot.spares(), 5u);
+  depot.give(nullptr, 0);  // ignored
+  Core::Spare* got = depot.take();  // the newest: b's, whole
+  EXPECT_EQ(depot.spares(), 2u);
+  for (auto it = b.rbegin(); it != b.rend(); ++it) {
+    ASSERT_NE(got, nullptr);
+    EXPECT_EQ(Core::take_storage(got), *it);
+    ::operator delete(*it);
+  }
+  EXPECT_EQ(got, nullptr);
+  depot.give(chain_of(1, d), 1);
+  depot.give(chain_of(1, c), 1);  // a third chain past max_chains: freed
+  EXPECT_EQ(depot.spares(), 3u);
+  got = depot.take();
+  EXPECT_EQ(Core::take_storage(got), d.back());
+  ::operator delete(d.back());
+  EXPECT_EQ(got, nullptr);
+  EXPECT_EQ(depot.spares(), 2u);  // a's chain stays: the destructor frees it
 }
 
 }  // namespace

@@ -29,7 +29,10 @@
 //             submission whose thread has no spare takes the whole list (the
 //             list is emptied) under the lock that links its item, without
 //             reading the spares themselves, so no cache miss on storage the
-//             drain wrote lengthens the critical section.
+//             drain wrote lengthens the critical section. Storage the list
+//             has no room for goes to the process's depot when the lane has
+//             one (spare_depot.hpp, [DEPOT-I1]), else is freed; so does the
+//             list of a lane being destroyed.
 //   [LANE-I7] the drain takes the whole queue in one critical section (head_
 //             and tail_ cleared together): the batch is the drain's alone, so
 //             its items' next_ links are not written again and it runs them
@@ -42,6 +45,7 @@
 #include <mutex>
 #include <new>
 
+#include "turnstile/detail/spare_depot.hpp"
 #include "turnstile/detail/thread_annotations.hpp"
 
 namespace turnstile::detail {
@@ -93,12 +97,20 @@ class BasicLaneCore {
     typename Sync::template var<Item*> next_{};
   };
 
-  BasicLaneCore() = default;
+  // Where storage the list has no room for goes [LANE-I6]: a depot that
+  // outlives every lane given it (the product's is never destroyed).
+  using SpareDepot = BasicSpareDepot<Sync, BasicLaneCore>;
+  static constexpr std::size_t kMaxSpares = 32;
+
+  // `depot` null: storage the list has no room for is freed. `max_spares`:
+  // the list's bound (the product's is kMaxSpares; the model's is small).
+  explicit BasicLaneCore(SpareDepot* depot = nullptr, std::size_t max_spares = kMaxSpares)
+      : depot_(depot), max_spares_(max_spares) {}
   BasicLaneCore(const BasicLaneCore&) = delete;
   BasicLaneCore& operator=(const BasicLaneCore&) = delete;
   ~BasicLaneCore() {
     Spare* spares = spares_.load();  // no other thread calls a lane being destroyed
-    release_all(spares);
+    give_or_release(depot_, spares, spare_count_.load());
   }
 
   enum class Submit { refused_closed, accepted, accepted_start_drain };
@@ -164,7 +176,7 @@ class BasicLaneCore {
   template <class Marker>
   Drain drain(Marker& marker, std::size_t budget, Spare** leftover = nullptr) {
     Drain status = Drain::more;
-    Kept kept;  // completed storage, not yet listed: owned by this drain
+    Kept kept{.depot = depot_};  // completed storage, not yet listed: owned by this drain
     Batch batch = take_or_stop(status, kept);
     for (std::size_t n = 1; batch.head != nullptr; ++n) {
       Item* item = batch.head;
@@ -196,8 +208,17 @@ class BasicLaneCore {
     Item* head = nullptr;
     Item* tail = nullptr;
   };
+  // A chain of `count` spares, to the depot when there is one [LANE-I6]
+  // [DEPOT-I2], else freed. Never under mu_ [DEPOT-I3].
+  static void give_or_release(SpareDepot* depot, Spare* chain, std::size_t count) noexcept {
+    if (depot != nullptr) depot->give(chain, count); else release_all(chain);
+  }
+
   // The drain's completed storage, a chain to list in one splice [LANE-I6].
+  // `depot` is copied from the lane when the drain starts: the drain never
+  // touches the lane after its last item completes.
   struct Kept {
+    SpareDepot* depot = nullptr;
     Spare* head = nullptr;
     Spare* tail = nullptr;
     std::size_t count = 0;
@@ -207,22 +228,23 @@ class BasicLaneCore {
       if (tail == nullptr) tail = spare;
       ++count;
     }
-    void release() noexcept {  // no room on the lane's list: freed outside the lock
-      release_all(head);
+    void release() noexcept {  // no room on the lane's list: outside the lock
+      give_or_release(depot, head, count);
+      head = nullptr;
       tail = nullptr;
       count = 0;
     }
   };
 
   // Under mu_: splices the drain's kept storage onto the list when the list has
-  // room (at most kMaxSpares + one step's items); otherwise leaves it for the
+  // room (at most max_spares_ + one step's items); otherwise leaves it for the
   // caller to free after unlocking [LANE-I6].
   void list_spares(Kept& kept) TURNSTILE_REQUIRES(mu_) {
-    if (kept.head == nullptr || spare_count_.load() >= kMaxSpares) return;
+    if (kept.head == nullptr || spare_count_.load() >= max_spares_) return;
     kept.tail->next_.store(spares_.load());
     spares_.store(kept.head);
     spare_count_.store(spare_count_.load() + kept.count);
-    kept = Kept{};
+    kept = Kept{.depot = kept.depot};
   }
 
   // Takes the whole queue [LANE-I7]; when it is empty, stops the drain and sets
@@ -285,8 +307,9 @@ class BasicLaneCore {
   typename Sync::template var<bool> running_ TURNSTILE_GUARDED_BY(mu_){};
   typename Sync::template var<bool> closed_ TURNSTILE_GUARDED_BY(mu_){};
   // [LANE-I6] spares kept for later submissions: the list is spliced onto
-  // only while it holds fewer than kMaxSpares.
-  static constexpr std::size_t kMaxSpares = 32;
+  // only while it holds fewer than max_spares_.
+  SpareDepot* const depot_;
+  const std::size_t max_spares_;
   typename Sync::template var<Spare*> spares_ TURNSTILE_GUARDED_BY(mu_){};
   typename Sync::template var<std::size_t> spare_count_ TURNSTILE_GUARDED_BY(mu_){};
 };

@@ -10,10 +10,20 @@
 // Used by StateLane::try_post (items of callables that fit) and Strand::post
 // (every step), for every BasicLaneCore<StdSync>.
 //
-// Thread safety: each function touches the calling thread's slot only.
-// A slot holds a chain of spares (at most one lane's list, 32, plus what its
-// own refused items gave back), freed when its thread exits.
+// Storage a lane's list has no room for goes to the process's depot
+// (spare_depot(), [DEPOT-I1]..[DEPOT-I3]); a thread whose slot is still empty
+// after its submission's refill takes a chain from it. So a flood's storage, allocated by a
+// producer and freed by a carrier, is used again by the next flood instead of
+// being given back to the kernel and faulted in again.
+//
+// Thread safety: each function but spare_depot() touches the calling thread's
+// slot only; the depot is thread-safe.
+// A slot holds a chain of spares (one lane's list, at most 32 plus a step's
+// items, or one depot chain, plus what its own refused items gave back), freed
+// when its thread exits.
 #pragma once
+
+#include <cstddef>
 
 #include "turnstile/detail/lane_core.hpp"
 #include "turnstile/sync.hpp"
@@ -22,9 +32,25 @@ namespace turnstile::detail {
 
 using SpareCore = BasicLaneCore<StdSync>;
 
+// The process's depot [LANE-7.8]: at most kDepotBytes of item storage
+// (TURNSTILE_SPARE_DEPOT_BYTES at build time, default 2 MiB; 0 turns it off),
+// in at most SpareCore::SpareDepot::kMaxChains chains. Constructed on first use,
+// never destroyed: a thread exiting, or a lane destroyed, during static
+// destruction still finds it. Every StateLane and Strand core is given it.
+#ifndef TURNSTILE_SPARE_DEPOT_BYTES
+#define TURNSTILE_SPARE_DEPOT_BYTES (2u * 1024u * 1024u)
+#endif
+inline constexpr std::size_t kDepotBytes = TURNSTILE_SPARE_DEPOT_BYTES;
+SpareCore::SpareDepot& spare_depot() noexcept;
+
 // LaneCore::kSpareBytes of storage, aligned for any fundamental type: this
 // thread's spare when it has one, else a new allocation.
 void* take_item_storage();
+// After a submission that offered this thread's empty chain as the refill:
+// when the lane's list was empty too, a chain from the depot [DEPOT-I1]. The
+// lane's own list comes first: it costs no second lock and its storage was
+// freed most recently.
+void refill_from_depot_if_empty() noexcept;
 // Storage whose item was refused or never built: back on this thread's chain.
 void give_back_item_storage(void* storage) noexcept;
 // This thread's chain, for BasicLaneCore::submit's refill and drain's
