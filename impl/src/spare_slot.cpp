@@ -25,11 +25,15 @@ thread_local SpareSlot spare_slot;
 }  // namespace
 
 SpareCore::SpareDepot& spare_depot() noexcept {
-  // Never destroyed (see the header): built in static storage on first use.
-  alignas(SpareCore::SpareDepot) static unsigned char storage[sizeof(SpareCore::SpareDepot)];
-  static SpareCore::SpareDepot* const depot =
-      ::new (storage) SpareCore::SpareDepot(kDepotBytes / SpareCore::kSpareBytes);
-  return *depot;
+  // Never destroyed (see the header): built on first use inside a union whose
+  // destructor does not destroy it.
+  union NeverDestroyed {
+    SpareCore::SpareDepot depot;
+    NeverDestroyed() : depot(kDepotBytes / SpareCore::kSpareBytes) {}
+    ~NeverDestroyed() {}  // NOLINT(modernize-use-equals-default): must not destroy `depot`
+  };
+  static NeverDestroyed holder;
+  return holder.depot;
 }
 
 void* take_item_storage() {

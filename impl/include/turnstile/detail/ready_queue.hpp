@@ -382,6 +382,7 @@ class BasicReadyQueue {
   const unsigned carrier_count_;
   const bool hand_off_;
   const unsigned slot_streak_;  // [SLOT-I3] at least 1
+  // NOLINTNEXTLINE(modernize-avoid-c-arrays): carriers hold atomics (not movable), counted at construction
   const std::unique_ptr<Carrier[]> carriers_;
   mutable typename Sync::mutex mu_;
   typename Sync::condition_variable cv_;

@@ -38,7 +38,7 @@ using SpareCore = BasicLaneCore<StdSync>;
 // never destroyed: a thread exiting, or a lane destroyed, during static
 // destruction still finds it. Every StateLane and Strand core is given it.
 #ifndef TURNSTILE_SPARE_DEPOT_BYTES
-#define TURNSTILE_SPARE_DEPOT_BYTES (2u * 1024u * 1024u)
+#define TURNSTILE_SPARE_DEPOT_BYTES 2097152u  // 2 MiB
 #endif
 inline constexpr std::size_t kDepotBytes = TURNSTILE_SPARE_DEPOT_BYTES;
 SpareCore::SpareDepot& spare_depot() noexcept;
