@@ -4,8 +4,12 @@
 // spare_depot.hpp), the one detail::spare_depot() instantiates with StdSync.
 //
 // spec: [LANE-7.8]
+// spec: [RT-1.7]
 //   LANE-7.8: the storage kept for reuse is bounded, per lane and per process;
 //   kept storage is handed to one item at a time and nothing is lost.
+//   RT-1.7: the block caches of frames and call records exchange chains
+//   through depots of this very type (block_cache.cpp, one per size class),
+//   relying on take()'s reported length, checked here too.
 // Invariants exercised: [DEPOT-I1] (a chain is kept or owned by one thread,
 // never both: no two takes return it), [DEPOT-I2] (at most max_spares spares in
 // at most max_chains chains; what does not fit is freed, nothing leaks).
@@ -87,13 +91,15 @@ void give_new(Depot& depot, std::size_t n, int tag) {
 // storage kept on this thread's own chain (the product's slot). Returns the
 // number of spares the chain held.
 std::size_t take_and_use(Depot& depot, Spare*& own, int tag) {
-  Spare* chain = depot.take();  // [DEPOT-I1] now this thread's alone
+  std::size_t told = 0;
+  Spare* chain = depot.take(&told);  // [DEPOT-I1] now this thread's alone
   std::size_t n = 0;
   while (chain != nullptr) {
     Block* block = build(tag, Core::take_storage(chain));
     retire(block, own, tag);
     ++n;
   }
+  RL_ASSERT(n == told);  // the length take() reports is the chain's (block_cache.cpp counts on it)
   return n;
 }
 

@@ -34,7 +34,10 @@
 // (getrusage(RUSAGE_SELF) voluntary + involuntary context switches, every thread
 // of the process), proc_cpu_ns_per_req (the process's user + system CPU time,
 // every thread) and allocs_per_req (every thread's operator new calls,
-// alloc_counter.cpp). Every benchmark checks the server's count and the replies
+// alloc_counter.cpp; a frame or call record served by turnstile's block cache,
+// [RT-1.7], calls no operator new and is not counted: set
+// TURNSTILE_BLOCK_CACHE=off to count every one). Every benchmark checks the
+// server's count and the replies
 // it received against the iterations, and reports a lost reply with SkipWithError.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>

@@ -179,8 +179,10 @@ void StateLane::start_drain() { scheduler_.post(drainer_); }  // never inline [R
 
 void StateLane::Drainer::run() noexcept {
   detail::LaneTurnMarker marker(lane_, lane_->bare_marker_);
-  // [LANE-I6] the step's last storage goes to this carrier's slot, if empty
-  switch (lane_->core_.drain(marker, detail::kTurnsPerStep, detail::spare_slot_if_empty())) {
+  // [LANE-I6] the step's last storage goes to this carrier's chain, kept bounded
+  const auto status = lane_->core_.drain(marker, detail::kTurnsPerStep, detail::spare_slot());
+  detail::bound_spare_slot();  // [LANE-7.8] this thread's chain only: the lane may be gone
+  switch (status) {
     case detail::LaneCore::Drain::more:
       lane_->start_drain();  // budget used: repost behind other ready work
       break;

@@ -68,9 +68,10 @@ void Strand::post(Runnable& item) {
 void Strand::Drainer::run() noexcept {
   std::shared_ptr<Strand> keep = std::move(strand_->keep_alive_);
   NoMarker none;
-  // [LANE-I6] the step's last storage goes to this carrier's slot, if empty
-  if (strand_->core_.drain(none, kStepsPerDrain, detail::spare_slot_if_empty()) ==
-      Core::Drain::more) {
+  // [LANE-I6] the step's last storage goes to this carrier's chain, kept bounded
+  const Core::Drain status = strand_->core_.drain(none, kStepsPerDrain, detail::spare_slot());
+  detail::bound_spare_slot();  // [LANE-7.8]
+  if (status == Core::Drain::more) {
     strand_->keep_alive_ = std::move(keep);
     strand_->underlying_.post(*this);  // [TURN-6.1] one step at a time, repost for fairness
   }

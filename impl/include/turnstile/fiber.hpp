@@ -155,6 +155,9 @@ class FiberRoot {
     std::suspend_never final_suspend() const noexcept { return {}; }
     void return_void() noexcept {}
     void unhandled_exception() noexcept { std::terminate(); }  // the body catches everything
+    // [RT-1.7] the root frame, like a task's, comes from the block cache.
+    static void* operator new(std::size_t size) { return allocate_block(size); }
+    static void operator delete(void* frame, std::size_t size) noexcept { free_block(frame, size); }
     // The start step of the fiber.
     void run() noexcept override {
       CurrentFiberScope scope(&state);

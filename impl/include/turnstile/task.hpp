@@ -34,11 +34,14 @@
 #pragma once
 
 #include <coroutine>
+#include <cstddef>
 #include <exception>
 #include <optional>
 #include <type_traits>
 #include <utility>
 #include <variant>
+
+#include "turnstile/detail/block_cache.hpp"
 
 namespace turnstile {
 
@@ -76,6 +79,11 @@ class TaskPromiseBase {
   std::suspend_always initial_suspend() const noexcept { return {}; }  // [RT-1.1] lazy
   FinalAwaiter final_suspend() const noexcept { return {}; }
   void set_continuation(std::coroutine_handle<> c) noexcept { continuation_ = c; }
+
+  // [RT-1.7] the frame comes from, and goes back to, the freeing thread's
+  // block cache (detail/block_cache.hpp).
+  static void* operator new(std::size_t size) { return detail::allocate_block(size); }
+  static void operator delete(void* frame, std::size_t size) noexcept { detail::free_block(frame, size); }
 
  private:
   std::coroutine_handle<> continuation_{};

@@ -5,6 +5,7 @@
 // body may use (the contexts, snapshot(), ctx.turn, ctx.task).
 #pragma once
 
+#include "turnstile/detail/block_cache.hpp"
 #include "turnstile/detail/turn_trace.hpp"
 
 namespace turnstile {
@@ -81,7 +82,10 @@ auto Activation<State>::start_call(std::string method, F body, bool serial,
   }
   // [TURN-7.1] call() always queues: whether this call waits for a turn it is
   // part of is decided where it is awaited (detail::CallWait), not here.
-  auto pending = std::make_shared<Call<R, F>>(this, std::move(method), serial, std::move(body));
+  // [RT-1.7] the record comes from the block cache of this thread, and goes
+  // back to that of whichever thread drops it last.
+  auto pending = std::allocate_shared<Call<R, F>>(detail::BlockAllocator<Call<R, F>>{}, this,
+                                                  std::move(method), serial, std::move(body));
   std::string fiber;
   if (!traced.empty()) [[unlikely]] {  // the turn is a fiber that sees the caller's bindings
     fiber = detail::turn_trace::turn_fiber(id(), traced);

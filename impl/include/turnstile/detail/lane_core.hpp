@@ -58,7 +58,7 @@ class BasicLaneCore {
   // type. Spares form chains (the lane's list, a thread's own chain).
   // make_spare() builds one in such storage; take_storage() pops a chain's
   // first spare and gives its storage back for the next item; push_storage()
-  // puts storage on a chain; release_all() frees a chain.
+  // puts storage on a chain; next_of() walks one; release_all() frees a chain.
   static constexpr std::size_t kSpareBytes = 128;
   class Spare {
    private:
@@ -66,6 +66,8 @@ class BasicLaneCore {
     typename Sync::template var<Spare*> next_{};
   };
   static Spare* make_spare(void* storage) noexcept { return ::new (storage) Spare; }
+  // The spare after `spare` on its chain (a chain is walked by its owner only).
+  static Spare* next_of(Spare* spare) noexcept { return spare->next_.load(); }
   // Precondition: chain != nullptr.
   static void* take_storage(Spare*& chain) noexcept {
     Spare* first = chain;
@@ -171,8 +173,9 @@ class BasicLaneCore {
   // A spare returned by complete() is kept only when the drain goes on with a
   // next item: it joins the list under the drain's next lock. The last item of
   // a step completes after the drain let go of the lane, so its storage is
-  // never kept by the lane [LANE-I6]: it goes to `leftover` (the draining
-  // thread's own chain, when the caller passes one and it is empty) or is freed.
+  // never kept by the lane [LANE-I6]: it goes to the head of `leftover` (the
+  // draining thread's own chain, which its owner keeps bounded), or is freed
+  // when the caller passes none.
   template <class Marker>
   Drain drain(Marker& marker, std::size_t budget, Spare** leftover = nullptr) {
     Drain status = Drain::more;
@@ -193,8 +196,9 @@ class BasicLaneCore {
       if (spare == nullptr) continue;
       if (batch.head != nullptr) {
         kept.push(spare);  // [LANE-I6] listed by the drain's next lock
-      } else if (leftover != nullptr && *leftover == nullptr) {  // the lane may be gone:
-        *leftover = spare;                                        // never touch it
+      } else if (leftover != nullptr) {  // the lane may be gone: never touch it
+        spare->next_.store(*leftover);   // [LANE-I6] onto the draining thread's chain
+        *leftover = spare;
       } else {
         release_all(spare);
       }

@@ -91,8 +91,10 @@ class BasicSpareDepot {
     Core::release_all(head);  // [DEPOT-I2] [DEPOT-I3] no room: freed outside the lock
   }
 
-  // The newest chain kept, now the caller's alone [DEPOT-I1], or null.
-  Spare* take() noexcept {
+  // The newest chain kept, now the caller's alone [DEPOT-I1], or null; with
+  // `count`, also its length (0 when null).
+  Spare* take(std::size_t* count = nullptr) noexcept {
+    if (count != nullptr) *count = 0;
     // relaxed: a hint (see Ordering); the chain itself is read under mu_.
     if (chains_hint_.load(std::memory_order_relaxed) == 0) return nullptr;
     BasicLockGuard<typename Sync::mutex> lock(mu_);
@@ -102,7 +104,9 @@ class BasicSpareDepot {
     Spare* head = slot.head.load();
     slot.head.store(nullptr);  // [DEPOT-I1] off the depot before it is handed out
     top_.store(top - 1);
-    spares_.store(spares_.load() - slot.count.load());
+    const std::size_t n = slot.count.load();
+    spares_.store(spares_.load() - n);
+    if (count != nullptr) *count = n;
     chains_hint_.store(top - 1, std::memory_order_relaxed);
     return head;
   }

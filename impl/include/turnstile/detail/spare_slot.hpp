@@ -18,9 +18,10 @@
 //
 // Thread safety: each function but spare_depot() touches the calling thread's
 // slot only; the depot is thread-safe.
-// A slot holds a chain of spares (one lane's list, at most 32 plus a step's
-// items, or one depot chain, plus what its own refused items gave back), freed
-// when its thread exits.
+// A slot holds a chain of spares: one lane's list (at most 32 plus a step's
+// items) or one depot chain, plus what its own refused items gave back, plus
+// the last storage of each drain step it ran since its length was last looked
+// at (bound_spare_slot()); freed when its thread exits.
 #pragma once
 
 #include <cstddef>
@@ -53,8 +54,19 @@ void* take_item_storage();
 void refill_from_depot_if_empty() noexcept;
 // Storage whose item was refused or never built: back on this thread's chain.
 void give_back_item_storage(void* storage) noexcept;
-// This thread's chain, for BasicLaneCore::submit's refill and drain's
-// leftover; null when it is not empty.
+// This thread's chain, for BasicLaneCore::submit's refill; null when it is
+// not empty.
 SpareCore::Spare** spare_slot_if_empty() noexcept;
+// This thread's chain, for BasicLaneCore::drain's leftover: a drain step's last
+// storage goes onto it. Call bound_spare_slot() after the step.
+SpareCore::Spare** spare_slot() noexcept;
+// Keeps this thread's chain bounded [LANE-7.8]: after kSlotCheckSteps drain
+// steps, a chain longer than kSlotMaxSpares goes to the depot whole. So a
+// carrier that drains many lanes of one item each (every Activation's strand
+// step) hands their storage back in chains, instead of freeing on the carrier
+// what another thread allocated.
+inline constexpr std::size_t kSlotCheckSteps = 64;
+inline constexpr std::size_t kSlotMaxSpares = 64;
+void bound_spare_slot() noexcept;
 
 }  // namespace turnstile::detail
