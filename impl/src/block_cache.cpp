@@ -85,7 +85,8 @@ thread_local ThreadCaches tl_caches;
 // allocated while off may be cached by a free while on, and one cached is
 // never freed while off but through ::operator delete.
 bool read_cache_on() noexcept {
-  const char* v = std::getenv("TURNSTILE_BLOCK_CACHE");
+  // Read once, during static initialisation, before any thread of ours runs.
+  const char* v = std::getenv("TURNSTILE_BLOCK_CACHE");  // NOLINT(concurrency-mt-unsafe)
   return v == nullptr || std::strcmp(v, "off") != 0;
 }
 const bool cache_on = read_cache_on();

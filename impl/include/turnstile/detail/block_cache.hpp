@@ -43,7 +43,7 @@ namespace turnstile::detail {
 inline constexpr std::size_t kBlockClasses = 5;        // 64 << 0 .. 64 << 4
 inline constexpr std::size_t kLargestCachedBlock = 1024;
 inline constexpr std::size_t kBlockCacheMax = 64;       // blocks per thread and class
-inline constexpr std::size_t kBlockDepotBytes = 1024u * 1024u;  // per class
+inline constexpr std::size_t kBlockDepotBytes = 1048576u;  // 1 MiB per class
 
 void* allocate_block(std::size_t size);
 void free_block(void* block, std::size_t size) noexcept;
