@@ -615,7 +615,6 @@ template <bool kThroughDepot>
 void RecycledStorage<kThroughDepot>::submit_stored(int id) {
   Core::Spare*& mine = slot[rl::thread_index()];
   void* storage = nullptr;
-  if (mine == nullptr && depot != nullptr) mine = depot->take();  // take_item_storage()
   if (mine != nullptr) {
     storage = Core::take_storage(mine);
     from_spare.fetch_add(1, std::memory_order_relaxed);
@@ -624,9 +623,12 @@ void RecycledStorage<kThroughDepot>::submit_stored(int id) {
   }
   static_assert(sizeof(StoredItem) <= Core::kSpareBytes);
   auto* item = ::new (storage) StoredItem(lane, id);
-  // The product's spare_slot_if_empty(): the whole list, into an empty chain.
-  const bool ok = submit(lane, item, id, mine == nullptr ? &mine : nullptr);
+  // The product's spare_slot_if_empty(): the whole list, into an empty chain;
+  // then, when the lane had none, refill_from_depot_if_empty(): a depot chain.
+  const bool refill = mine == nullptr;
+  const bool ok = submit(lane, item, id, refill ? &mine : nullptr);
   RL_ASSERT(ok);  // no close: always accepted
+  if (refill && mine == nullptr && depot != nullptr) mine = depot->take();
 }
 #pragma pop_macro("new")
 

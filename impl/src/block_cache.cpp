@@ -80,16 +80,17 @@ thread_local ThreadCaches tl_caches;
 
 // TURNSTILE_BLOCK_CACHE=off in the environment turns the caches off (for a
 // heap checker such as valgrind, or to measure without them in the same
-// binary). Read at static initialisation; zero (off) before that, which is
-// safe: a block is always allocated at its class's full size, so one
-// allocated while off may be cached by a free while on, and one cached is
-// never freed while off but through ::operator delete.
-bool read_cache_on() noexcept {
-  // Read once, during static initialisation, before any thread of ours runs.
-  const char* v = std::getenv("TURNSTILE_BLOCK_CACHE");  // NOLINT(concurrency-mt-unsafe)
-  return v == nullptr || std::strcmp(v, "off") != 0;
+// binary). Read once, by the first allocation or free of any thread (a
+// function-local static: its initialisation is thread-safe, and every later
+// call reads it after its guard). A block is always allocated at its class's
+// full size, so a block's fate never depends on when the setting was read.
+bool cache_on() noexcept {
+  static const bool on = [] {
+    const char* v = std::getenv("TURNSTILE_BLOCK_CACHE");  // NOLINT(concurrency-mt-unsafe): once
+    return v == nullptr || std::strcmp(v, "off") != 0;
+  }();
+  return on;
 }
-const bool cache_on = read_cache_on();
 
 }  // namespace
 
@@ -99,7 +100,9 @@ void* allocate_block(std::size_t size) {
 #else
   if (size > kLargestCachedBlock) return ::operator new(size);
   const std::size_t c = class_of(size);
-  if (!cache_on) [[unlikely]] return ::operator new(class_bytes(c));  // full size: see cache_on
+  // Off, or this thread's caches already destroyed (a thread_local destroyed
+  // after ours, or a static destructor, starting a task): full size, uncached.
+  if (!cache_on() || tl_caches.gone) [[unlikely]] return ::operator new(class_bytes(c));
   Cache& cache = tl_caches.caches[c];
   if (cache.head == nullptr) cache.head = depot_of(c).take(&cache.count);  // [DEPOT-I1] ours now
   if (cache.head == nullptr) return ::operator new(class_bytes(c));
@@ -118,7 +121,7 @@ void free_block(void* block, std::size_t size) noexcept {
     ::operator delete(block);
     return;
   }
-  if (!cache_on || tl_caches.gone) [[unlikely]] {  // off, or a thread_local destroyed after ours
+  if (!cache_on() || tl_caches.gone) [[unlikely]] {  // off, or a thread_local destroyed after ours
     ::operator delete(block);
     return;
   }

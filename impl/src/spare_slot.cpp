@@ -63,11 +63,20 @@ void bound_spare_slot() noexcept {
   if (++tl_slot.steps < kSlotCheckSteps) return;
   tl_slot.steps = 0;
   std::size_t count = 0;
-  for (SpareCore::Spare* s = tl_slot.spare; s != nullptr; s = SpareCore::next_of(s)) ++count;
+  for (SpareCore::Spare* s = tl_slot.spare; s != nullptr && count <= kSlotMaxSpares;
+       s = SpareCore::next_of(s))
+    ++count;
   if (count <= kSlotMaxSpares) return;
-  SpareCore::Spare* chain = tl_slot.spare;
-  tl_slot.spare = nullptr;
-  spare_depot().give(chain, count);  // [DEPOT-I1] whole; freed when it does not fit
+  // Given in pieces of at most kMaxDepotChain, so chains do not grow from one
+  // round to the next (take L, add 64, give L + 64) and a refill stays short.
+  while (tl_slot.spare != nullptr) {
+    SpareCore::Spare* piece = tl_slot.spare;
+    SpareCore::Spare* last = piece;
+    std::size_t n = 1;
+    for (; n < kMaxDepotChain && SpareCore::next_of(last) != nullptr; ++n) last = SpareCore::next_of(last);
+    tl_slot.spare = SpareCore::cut_after(last);
+    spare_depot().give(piece, n);  // [DEPOT-I1] whole; freed when it does not fit
+  }
 }
 
 SpareCore::Spare** spare_slot_if_empty() noexcept {

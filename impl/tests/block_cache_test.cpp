@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <set>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -19,20 +21,25 @@ using namespace turnstile;
 using namespace turnstile::detail;
 
 #if defined(__SANITIZE_ADDRESS__)
-constexpr bool kBlockCacheOff = true;
+constexpr bool kBlockCacheAsan = true;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-constexpr bool kBlockCacheOff = true;
+constexpr bool kBlockCacheAsan = true;
 #else
-constexpr bool kBlockCacheOff = false;
+constexpr bool kBlockCacheAsan = false;
 #endif
 #else
-constexpr bool kBlockCacheOff = false;
+constexpr bool kBlockCacheAsan = false;
 #endif
+// Off under ASan, or with TURNSTILE_BLOCK_CACHE=off ([RT-1.7]).
+bool block_cache_off() {
+  const char* v = std::getenv("TURNSTILE_BLOCK_CACHE");  // NOLINT(concurrency-mt-unsafe)
+  return kBlockCacheAsan || (v != nullptr && std::string_view(v) == "off");
+}
 
 // spec: [RT-1.7]
 TEST(BlockCache, ABlockFreedOnAThreadIsThatThreadsNextBlockOfItsClass) {
-  if (kBlockCacheOff) GTEST_SKIP() << "the cache is off under AddressSanitizer [RT-1.7]";
+  if (block_cache_off()) GTEST_SKIP() << "the cache is off (AddressSanitizer or TURNSTILE_BLOCK_CACHE=off) [RT-1.7]";
   std::thread([] {  // a fresh thread: its caches start empty
     void* a = allocate_block(200);
     free_block(a, 200);
@@ -44,7 +51,7 @@ TEST(BlockCache, ABlockFreedOnAThreadIsThatThreadsNextBlockOfItsClass) {
 
 // spec: [RT-1.7]
 TEST(BlockCache, AFullCacheMovesToTheDepotAndAnotherThreadTakesItBack) {
-  if (kBlockCacheOff) GTEST_SKIP() << "the cache is off under AddressSanitizer [RT-1.7]";
+  if (block_cache_off()) GTEST_SKIP() << "the cache is off (AddressSanitizer or TURNSTILE_BLOCK_CACHE=off) [RT-1.7]";
   constexpr std::size_t kSize = 1000;  // the 1,024-byte class
   std::set<std::uintptr_t> freed_by_producer;
   std::thread([&] {

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <vector>
@@ -208,11 +209,10 @@ TEST(LaneRecycling, AFloodsStorageGoesToTheDepotAndTheNextFloodIsBuiltInIt) {
   std::set<const void*> used(first.begin(), first.end());
   std::size_t reused = 0;
   for (const void* p : second) reused += used.count(p);
-  // Every item of the second flood but one was built in storage of the first:
-  // the lane's list, this thread's chain, then the depot's chains. The one:
-  // the first flood's last item, whose storage is freed when this thread's
-  // chain is not empty ([LANE-I6]: the drain no longer owns the lane).
-  EXPECT_GE(reused, static_cast<std::size_t>(kItems - 1));
+  // Every item of the second flood was built in storage of the first: this
+  // thread's chain (which also holds each drain step's last storage), the
+  // lane's list, then the depot's chains. None new.
+  EXPECT_EQ(reused, static_cast<std::size_t>(kItems));
   std::vector<int> expected;
   for (int round = 0; round < 2; ++round)
     for (int i = 0; i < kItems; ++i) expected.push_back(i);
@@ -232,6 +232,36 @@ TEST(LaneRecycling, TheDepotKeepsNoMoreThanItsBoundAndAFloodPastItLosesNothing) 
   ASSERT_EQ(ran.size(), static_cast<std::size_t>(items));
   for (int i = 0; i < items; ++i) ASSERT_EQ(ran[static_cast<std::size_t>(i)], i);
   sync_wait(lane.close());
+}
+
+// spec: [LANE-7.8]
+TEST(LaneRecycling, ACarrierThatDrainsManyOneItemLanesGivesItsChainToTheDepotInBoundedPieces) {
+  auto& depot = detail::spare_depot();
+  while (detail::SpareCore::Spare* chain = depot.take()) detail::SpareCore::release_all(chain);
+  ManualScheduler ms;
+  constexpr int kLanes = 400;  // one item each: every drain step's last storage is this thread's
+  std::vector<std::unique_ptr<StateLane>> lanes;
+  for (int i = 0; i < kLanes; ++i) lanes.push_back(std::make_unique<StateLane>("one-item", ms));
+  int ran = 0;
+  for (auto& lane : lanes) ASSERT_TRUE(lane->try_post([&ran] { ++ran; }));
+  // This thread's chain is long when the drains start (as after a refill of a
+  // long chain): its length must not carry over into the chains it gives.
+  for (int i = 0; i < 200; ++i) detail::give_back_item_storage(::operator new(detail::SpareCore::kSpareBytes));
+  ms.run_until_idle();
+  EXPECT_EQ(ran, kLanes);
+  // The drains' storage left this thread in pieces, none longer than
+  // kMaxDepotChain, and most of it is in the depot now.
+  std::size_t in_depot = 0;
+  std::size_t chains = 0;
+  for (std::size_t n = 0; detail::SpareCore::Spare* chain = depot.take(&n); n = 0) {
+    EXPECT_LE(n, detail::kMaxDepotChain);
+    in_depot += n;
+    ++chains;
+    detail::SpareCore::release_all(chain);
+  }
+  EXPECT_GE(chains, 2u);
+  EXPECT_GE(in_depot, static_cast<std::size_t>(kLanes) + 200 - detail::kSlotMaxSpares - detail::kSlotCheckSteps);
+  for (auto& lane : lanes) sync_wait(lane->close());
 }
 
 // The depot alone (BasicSpareDepot<StdSync>, a private one): a chain is kept

@@ -58,7 +58,8 @@ class BasicLaneCore {
   // type. Spares form chains (the lane's list, a thread's own chain).
   // make_spare() builds one in such storage; take_storage() pops a chain's
   // first spare and gives its storage back for the next item; push_storage()
-  // puts storage on a chain; next_of() walks one; release_all() frees a chain.
+  // puts storage on a chain; next_of() and cut_after() walk and split one;
+  // release_all() frees a chain.
   static constexpr std::size_t kSpareBytes = 128;
   class Spare {
    private:
@@ -66,8 +67,14 @@ class BasicLaneCore {
     typename Sync::template var<Spare*> next_{};
   };
   static Spare* make_spare(void* storage) noexcept { return ::new (storage) Spare; }
-  // The spare after `spare` on its chain (a chain is walked by its owner only).
+  // The spare after `spare` on its chain (a chain is walked by its owner only);
+  // cut_after() ends the chain at `spare` and returns the rest.
   static Spare* next_of(Spare* spare) noexcept { return spare->next_.load(); }
+  static Spare* cut_after(Spare* spare) noexcept {
+    Spare* rest = spare->next_.load();
+    spare->next_.store(nullptr);
+    return rest;
+  }
   // Precondition: chain != nullptr.
   static void* take_storage(Spare*& chain) noexcept {
     Spare* first = chain;

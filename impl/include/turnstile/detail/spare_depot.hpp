@@ -15,9 +15,12 @@
 //
 // Usage: a lane's drain gives the chain of storage its step completed and its
 // list has no room for (BasicLaneCore, Kept); a lane being destroyed gives its
-// list; a thread whose chain is empty takes one chain (spare_slot.cpp,
-// take_item_storage). A chain is given and taken whole: one lock per chain,
-// never per item.
+// list; a thread whose chain grew past its bound gives it in pieces of at most
+// kMaxDepotChain (spare_slot.cpp, bound_spare_slot); a thread whose chain is
+// still empty after its submission's refill from the lane takes one chain
+// (spare_slot.cpp, refill_from_depot_if_empty). The block caches of frames and
+// call records (block_cache.cpp) use one depot per size class the same way. A
+// chain is given and taken whole: one lock per chain, never per item.
 //
 // Invariants (cited where maintained):
 //   [DEPOT-I1] A chain is either kept here or owned by exactly one thread,
@@ -53,7 +56,9 @@ class BasicSpareDepot {
  public:
   using Spare = typename Core::Spare;
   // A drain gives one chain a step (at most 64 spares, kTurnsPerStep), so
-  // 2 MiB of 128-byte spares given in steps of 32 need 512 chains.
+  // 2 MiB of 128-byte spares given in steps of 32 need 512 chains. Lanes
+  // whose steps run one or two items give chains that short: the chain bound
+  // then binds first (512 spares), and each refill takes a short chain.
   static constexpr std::size_t kMaxChains = 512;
 
   // Allocates the chain table (max_chains entries) once, here.

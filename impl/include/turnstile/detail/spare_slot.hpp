@@ -19,7 +19,8 @@
 // Thread safety: each function but spare_depot() touches the calling thread's
 // slot only; the depot is thread-safe.
 // A slot holds a chain of spares: one lane's list (at most 32 plus a step's
-// items) or one depot chain, plus what its own refused items gave back, plus
+// items) or one depot chain (at most kMaxDepotChain), plus what its own
+// refused items gave back, plus
 // the last storage of each drain step it ran since its length was last looked
 // at (bound_spare_slot()); freed when its thread exits.
 #pragma once
@@ -67,6 +68,11 @@ SpareCore::Spare** spare_slot() noexcept;
 // what another thread allocated.
 inline constexpr std::size_t kSlotCheckSteps = 64;
 inline constexpr std::size_t kSlotMaxSpares = 64;
+// The longest chain a thread gives the depot: a long chain goes in pieces, so
+// no chain in the depot, and no refill a thread takes, is longer than this
+// (a drain's own chains are at most a step's items, a lane's list at most 32
+// plus a step's).
+inline constexpr std::size_t kMaxDepotChain = 128;
 void bound_spare_slot() noexcept;
 
 }  // namespace turnstile::detail
