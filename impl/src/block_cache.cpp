@@ -9,6 +9,7 @@
 #include <new>
 
 #include "turnstile/detail/lane_core.hpp"
+#include "turnstile/detail/never_destroyed.hpp"
 #include "turnstile/detail/spare_depot.hpp"
 #include "turnstile/sync.hpp"
 
@@ -43,17 +44,14 @@ constexpr std::size_t class_bytes(std::size_t c) noexcept { return kSmallestBloc
 // The depot of one class: built on first use, never destroyed (a thread that
 // exits during static destruction still gives its caches back).
 Depot& depot_of(std::size_t c) noexcept {
-  union NeverDestroyed {
-    std::array<Depot, kBlockClasses> depots;
-    NeverDestroyed()
-        : depots{Depot(kBlockDepotBytes / class_bytes(0)), Depot(kBlockDepotBytes / class_bytes(1)),
-                 Depot(kBlockDepotBytes / class_bytes(2)), Depot(kBlockDepotBytes / class_bytes(3)),
-                 Depot(kBlockDepotBytes / class_bytes(4))} {}
-    ~NeverDestroyed() {}  // NOLINT(modernize-use-equals-default): must not destroy `depots`
-  };
-  static_assert(kBlockClasses == 5, "one Depot per class in the initialiser above");
-  static NeverDestroyed holder;
-  return holder.depots[c];
+  static_assert(kBlockClasses == 5, "one Depot per class in the initialiser below");
+  static NeverDestroyed<std::array<Depot, kBlockClasses>> holder([] {
+    return std::array<Depot, kBlockClasses>{
+        Depot(kBlockDepotBytes / class_bytes(0)), Depot(kBlockDepotBytes / class_bytes(1)),
+        Depot(kBlockDepotBytes / class_bytes(2)), Depot(kBlockDepotBytes / class_bytes(3)),
+        Depot(kBlockDepotBytes / class_bytes(4))};
+  });
+  return holder.value[c];
 }
 
 // This thread's free blocks of one class: a chain and its length.

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <new>
 
+#include "turnstile/detail/never_destroyed.hpp"
+
 namespace turnstile::detail {
 
 namespace {
@@ -28,15 +30,10 @@ thread_local SpareSlot tl_slot;
 }  // namespace
 
 SpareCore::SpareDepot& spare_depot() noexcept {
-  // Never destroyed (see the header): built on first use inside a union whose
-  // destructor does not destroy it.
-  union NeverDestroyed {
-    SpareCore::SpareDepot depot;
-    NeverDestroyed() : depot(kDepotBytes / SpareCore::kSpareBytes) {}
-    ~NeverDestroyed() {}  // NOLINT(modernize-use-equals-default): must not destroy `depot`
-  };
-  static NeverDestroyed holder;
-  return holder.depot;
+  // Never destroyed (see the header).
+  static NeverDestroyed<SpareCore::SpareDepot> holder(
+      [] { return SpareCore::SpareDepot(kDepotBytes / SpareCore::kSpareBytes); });
+  return holder.value;
 }
 
 void* take_item_storage() {

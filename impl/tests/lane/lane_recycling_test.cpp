@@ -180,6 +180,12 @@ TEST(LaneRecycling, SparesGoRoundBetweenProducersAndCarriersAndNothingIsLost) {
 // and a thread that runs out takes a chain from it. The depot is shared by the
 // whole process (every test in this binary), so these tests read its changes.
 
+// Empties the process's depot (earlier tests of this binary filled it), so a
+// test sees only what it put there itself.
+void empty_spare_depot() {
+  while (detail::SpareCore::Spare* chain = detail::spare_depot().take()) detail::SpareCore::release_all(chain);
+}
+
 // Floods one lane with `n` items from this thread and drains them; returns
 // where each item was built.
 std::vector<const void*> flood(ManualScheduler& ms, StateLane& lane, int n, std::vector<int>& ran) {
@@ -194,9 +200,8 @@ TEST(LaneRecycling, AFloodsStorageGoesToTheDepotAndTheNextFloodIsBuiltInIt) {
   ManualScheduler ms;
   StateLane lane("flood", ms);
   auto& depot = detail::spare_depot();
-  // Empty the depot first (earlier tests of this binary filled it), so this
-  // flood's storage is new and the second flood's can only be the first's.
-  while (detail::SpareCore::Spare* chain = depot.take()) detail::SpareCore::release_all(chain);
+  // This flood's storage is then new, and the second flood's can only be the first's.
+  empty_spare_depot();
   std::vector<int> ran;
   constexpr int kItems = 1000;  // far more than a lane keeps (32 plus a step)
   const std::size_t before = depot.spares();
@@ -237,7 +242,7 @@ TEST(LaneRecycling, TheDepotKeepsNoMoreThanItsBoundAndAFloodPastItLosesNothing) 
 // spec: [LANE-7.8]
 TEST(LaneRecycling, ACarrierThatDrainsManyOneItemLanesGivesItsChainToTheDepotInBoundedPieces) {
   auto& depot = detail::spare_depot();
-  while (detail::SpareCore::Spare* chain = depot.take()) detail::SpareCore::release_all(chain);
+  empty_spare_depot();
   ManualScheduler ms;
   constexpr int kLanes = 400;  // one item each: every drain step's last storage is this thread's
   std::vector<std::unique_ptr<StateLane>> lanes;
