@@ -26,10 +26,19 @@
 // model/turn_chain_model.cpp gives each link a plain Sync::var that its turn
 // and its successor both touch before they let go, so that a free not ordered
 // after a holder's use is reported as a data race.
+//
+// `LinkStorage` is where a link's bytes come from: static allocate(n) and
+// release(p, n), callable from any thread. The default is the global operator
+// new and delete (the model's, so Relacy sees every allocation and free). The
+// product passes BlockStorage (detail/turn_call.hpp): the block cache of the
+// calling thread ([RT-1.7]), so a link allocated on the caller's carrier and
+// freed on the turn's costs no malloc.
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <new>
 
 #include "turnstile/detail/completion_core.hpp"
 
@@ -38,7 +47,13 @@ namespace turnstile::detail {
 // The product's link payload: nothing.
 struct NoLinkPayload {};
 
-template <class Sync, class LinkPayload = NoLinkPayload>
+// Links from the global operator new (the default; the model's).
+struct GlobalNewStorage {
+  static void* allocate(std::size_t n) { return ::operator new(n); }
+  static void release(void* p, std::size_t /*n*/) noexcept { ::operator delete(p); }
+};
+
+template <class Sync, class LinkPayload = NoLinkPayload, class LinkStorage = GlobalNewStorage>
 class BasicTurnChain {
  public:
   class Link {
@@ -51,7 +66,10 @@ class BasicTurnChain {
       // [CHAIN-I3] acq_rel: the release half publishes this holder's use of the
       // link; the acquire half (on the last drop) pairs with the other holder's
       // release, so every holder's use happens-before the free.
-      if (l != nullptr && l->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete l;
+      if (l != nullptr && l->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        l->~Link();
+        LinkStorage::release(l, sizeof(Link));
+      }
     }
 
    private:
@@ -68,7 +86,7 @@ class BasicTurnChain {
   // turn) and its predecessor through `prev` (one reference, or null when the
   // chain was empty). Lock-free: one exchange. [CHAIN-I1]
   Link* attach(Link*& prev) {
-    Link* mine = new Link;
+    Link* mine = new (LinkStorage::allocate(sizeof(Link))) Link;  // constructs no-throw
     mine->retain();  // one for the caller, one held as the tail
     // [CHAIN-I1] acq_rel: the release half publishes `mine`'s construction to
     // the attach() that takes it as its prev; the acquire half pairs with the

@@ -24,10 +24,15 @@
 //             second to take mu_ sees the first's edge and is refused. The
 //             relation stays acyclic, so a refusal is never needed later.
 //   [WAIT-I2] a lane's holder is set by its serial turn as it starts (before
-//             the turn can insert an edge under mu_) and cleared under mu_ as
-//             it settles, before the node can be freed: a walker holding mu_
-//             that reads a holder reads a live node, and sees it as holder if
-//             it has any edge.
+//             the turn can insert an edge under mu_) and cleared as it settles,
+//             before the node can be freed; a settle that may overlap a walk
+//             (walkers_ not zero) then takes mu_ once, so it returns only after
+//             every walk that could have read the node has released mu_. A
+//             walker that reads a holder reads a live node, and sees it as
+//             holder if it has any edge. The common settle, with no walk in
+//             progress, takes no lock: it is one store and one load of the
+//             walker count (seq_cst, the two halves of a Dekker pair with
+//             begin_wait's increment and holder load).
 //   [WAIT-I3] an edge is inserted and removed under mu_ by its awaiter, and
 //             lives in the awaiter's frame until removed; its target is kept
 //             alive by that awaiter: every node a walker reaches is alive.
@@ -60,7 +65,8 @@ class BasicWaitGraph {
    private:
     friend class BasicWaitGraph;
     // The serial turn running now, or null [WAIT-I2]. release store at start,
-    // pairs with the acquire load in successors(); cleared under mu_.
+    // pairs with the walk's load in visit(); cleared by settled() with a
+    // seq_cst store (see there).
     typename Sync::template atomic<Node*> holder_{nullptr};
   };
 
@@ -94,7 +100,7 @@ class BasicWaitGraph {
     Lane* const lane_;
     const bool serial_;
     // release stores in started()/settled(), pair with the acquire load in
-    // successors(). Mutable: nodes are shared as const markers.
+    // visit(). Mutable: nodes are shared as const markers.
     mutable typename Sync::template atomic<State> state_{State::queued};
     mutable typename Sync::template var<Edge*> edges_{};  // guarded by mu_ [WAIT-I3]
   };
@@ -113,25 +119,32 @@ class BasicWaitGraph {
   // The node's turn starts. A serial node becomes its lane's holder.
   void started(const Node& n) noexcept {
     n.state_.store(State::running, std::memory_order_release);
-    // [WAIT-I2] release: pairs with the acquire load in successors().
+    // [WAIT-I2] release: pairs with the walk's load in visit().
     if (n.serial_) n.lane_->holder_.store(const_cast<Node*>(&n), std::memory_order_release);
   }
 
-  // The node's result settled. A serial node leaves its lane, under mu_ so no
-  // walker still reads it once this returns [WAIT-I2].
+  // The node's result settled. A serial node leaves its lane; once this
+  // returns no walker reads it [WAIT-I2]. No lock unless a walk is in progress.
   void settled(const Node& n) {
-    if (!n.serial_) {
-      n.state_.store(State::settled, std::memory_order_release);
-      return;
-    }
-    BasicLockGuard<typename Sync::mutex> lock(mu_);
     n.state_.store(State::settled, std::memory_order_release);
-    n.lane_->holder_.store(nullptr, std::memory_order_relaxed);  // under mu_
+    if (!n.serial_) return;
+    // [WAIT-I2] seq_cst, with the load of walkers_ below: pairs with the
+    // seq_cst increment of walkers_ and the seq_cst holder load in a walk
+    // (begin_wait, visit). Either this load sees that walk's increment, or the
+    // walk's holder load comes after this store in the single total order and
+    // reads null (or a later holder), never `n`.
+    n.lane_->holder_.store(nullptr, std::memory_order_seq_cst);
+    if (walkers_.load(std::memory_order_seq_cst) == 0) return;
+    // A walk is in progress and may have read `n` as holder: wait until it has
+    // released mu_. A walk that takes mu_ after this reads null (the lock
+    // orders the store above before it).
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
   }
 
   // Inserts `e` unless it would close a cycle; then returns false and fills
   // `cycle` with the hops from e.from() round to it. [WAIT-I1]
   bool begin_wait(Edge& e, std::vector<Hop>& cycle) {
+    const Walking walking(walkers_);  // [WAIT-I2] counted before any holder is read
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     if (find_path(e.to_, e.from_, cycle)) {
       cycle.insert(cycle.begin(), Hop{e.from_, false});
@@ -160,6 +173,24 @@ class BasicWaitGraph {
   }
 
  private:
+  // [WAIT-I2] counts a walk from before its first holder load until after it
+  // released mu_. The increment is seq_cst: the other half of settled()'s
+  // Dekker pair. The decrement is release: pairs with settled()'s load that
+  // reads zero from it, so every read this walk made of a node happens-before
+  // that node's settle returns (and the node is freed).
+  class Walking {
+   public:
+    explicit Walking(typename Sync::template atomic<std::uint32_t>& n) noexcept : n_(n) {
+      n_.fetch_add(1, std::memory_order_seq_cst);
+    }
+    ~Walking() { n_.fetch_sub(1, std::memory_order_release); }
+    Walking(const Walking&) = delete;
+    Walking& operator=(const Walking&) = delete;
+
+   private:
+    typename Sync::template atomic<std::uint32_t>& n_;
+  };
+
   // Depth-first from `start` to `goal` over the waits-for relation, under mu_.
   // On success `path` holds the hops from `start` to the last node before
   // `goal`. The relation is acyclic [WAIT-I1]; `seen` keeps shared sub-graphs
@@ -178,8 +209,9 @@ class BasicWaitGraph {
     const State st = n->state_.load(std::memory_order_acquire);
     if (st == State::queued) {
       if (!n->serial_) return false;  // an interleaved call waits for no turn [TURN-3.2]
-      // acquire: pairs with the release store in started() [WAIT-I2].
-      Node* h = n->lane_->holder_.load(std::memory_order_acquire);
+      // seq_cst: pairs with the release store in started() (it acquires) and
+      // with the seq_cst clearing store in settled() [WAIT-I2].
+      Node* h = n->lane_->holder_.load(std::memory_order_seq_cst);
       if (h == nullptr || h == n) return false;
       path.push_back(Hop{n, true});
       if (visit(h, goal, path, seen)) return true;
@@ -196,6 +228,7 @@ class BasicWaitGraph {
   }
 
   typename Sync::mutex mu_;
+  typename Sync::template atomic<std::uint32_t> walkers_{0};  // walks in begin_wait [WAIT-I2]
 };
 
 }  // namespace turnstile::detail
