@@ -61,7 +61,6 @@ class BasicTurnChain {
     BasicCompletion<Sync> settled;
     [[no_unique_address]] LinkPayload payload;  // empty in the product (see above)
 
-    void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
     static void release(Link* l) noexcept {
       // [CHAIN-I3] acq_rel: the release half publishes this holder's use of the
       // link; the acquire half (on the last drop) pairs with the other holder's
@@ -73,7 +72,9 @@ class BasicTurnChain {
     }
 
    private:
-    typename Sync::template atomic<std::uint32_t> refs_{1};
+    // Born with both references attach() hands out (the caller's and the
+    // tail's), written before the link is published: no read-modify-write.
+    typename Sync::template atomic<std::uint32_t> refs_{2};
   };
 
   BasicTurnChain() = default;
@@ -86,8 +87,8 @@ class BasicTurnChain {
   // turn) and its predecessor through `prev` (one reference, or null when the
   // chain was empty). Lock-free: one exchange. [CHAIN-I1]
   Link* attach(Link*& prev) {
+    // Two references: one for the caller, one held as the tail.
     Link* mine = new (LinkStorage::allocate(sizeof(Link))) Link;  // constructs no-throw
-    mine->retain();  // one for the caller, one held as the tail
     // [CHAIN-I1] acq_rel: the release half publishes `mine`'s construction to
     // the attach() that takes it as its prev; the acquire half pairs with the
     // release of the exchange that made `prev` the tail. The tail's reference
