@@ -10,6 +10,13 @@
 //                                    co_awaits nothing (Y=0) or one yield() (Y=1)
 //   BM_Turn_RoundTripManual          the round trip on a ManualScheduler this thread
 //                                    drives: CPU cost and allocations of one turn
+//   BM_Turn_ManyActivations/carriers:N  kManyActs activations, kPerAct serial calls
+//                                    made at once into each (round robin), then
+//                                    awaited: turns of different activations start
+//                                    and settle on both carriers at once, so what
+//                                    every turn shares across activations (the
+//                                    process's wait graph, the block caches' depots)
+//                                    is contended (turns/s)
 // Counters: allocs_per_iter (ManualScheduler loops: this thread's operator new
 // calls per iteration), allocs_per_turn / allocs_per_item (pool loops: every
 // thread's calls, per turn or lane item, read once the carriers are joined).
@@ -17,12 +24,15 @@
 //   BM_Base_LaneRunRoundTrip/carriers:N  a fiber awaits lane.run(++n), one at a time
 //   BM_Base_LaneRunManual                the same on a ManualScheduler (CPU, allocations)
 //   BM_Base_LaneRunBatch/carriers:N      kTurnBatch lane.run() calls, then awaited
+//   BM_Base_LaneRunMany/carriers:N       kManyActs lanes, kPerAct run() calls into
+//                                        each, round robin, then awaited
 // Every benchmark checks the state's counter at the end (a final serial turn reads
 // it) and reports a lost turn with SkipWithError.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "bench_support.hpp"
@@ -35,6 +45,8 @@ namespace {
 using namespace turnstile;
 
 constexpr int kTurnBatch = 64;  // calls in flight per iteration of the batch benchmarks
+constexpr int kManyActs = 16;   // activations (lanes) of the "many" benchmarks
+constexpr int kPerAct = 8;      // calls in flight into each per iteration
 
 struct Counter {
   long n = 0;
@@ -192,6 +204,74 @@ void BM_Base_LaneRunBatch(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kTurnBatch);
 }
 
+// ------------------------------------------------- many activations at once
+
+Task<> many_turns(benchmark::State& state, std::vector<std::unique_ptr<Act>>& acts,
+                  std::vector<long>& seen, std::uint64_t& process_a0) {
+  auto tick = [](TurnContext<Counter>& ctx) -> Task<> {
+    ++ctx.state().n;
+    co_return;
+  };
+  std::vector<Task<>> pending;
+  pending.reserve(kManyActs * kPerAct);
+  process_a0 = turnstile_bench::process_allocations();
+  for (auto _ : state) {
+    for (int i = 0; i < kPerAct; ++i)
+      for (auto& act : acts) pending.push_back(act->call("tick", tick));
+    for (auto& t : pending) co_await std::move(t);
+    pending.clear();
+  }
+  for (std::size_t a = 0; a < acts.size(); ++a) {
+    Task<> read = read_counter(*acts[a], seen[a]);
+    co_await std::move(read);
+  }
+}
+void BM_Turn_ManyActivations(benchmark::State& state) {
+  auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
+  std::vector<long> seen(kManyActs, -1);
+  std::uint64_t a0 = 0;
+  std::vector<std::unique_ptr<Act>> acts;
+  for (int a = 0; a < kManyActs; ++a)
+    acts.push_back(std::make_unique<Act>("bench/" + std::to_string(a), Counter{},
+                                         ActivationOptions{}, *pool));
+  sync_wait(*pool, many_turns(state, acts, seen, a0));
+  pool.reset();  // joins the carriers: every turn's fiber has finished
+  turnstile_bench::report_process_allocations(state, a0, kManyActs * kPerAct, "allocs_per_turn");
+  bool ok = true;
+  for (long n : seen) ok = ok && n == static_cast<long>(state.iterations()) * kPerAct;
+  check(state, ok, "lost turn");
+  state.SetItemsProcessed(state.iterations() * kManyActs * kPerAct);
+}
+
+Task<> many_lane_runs(benchmark::State& state, std::vector<std::unique_ptr<StateLane>>& lanes,
+                      std::vector<long>& work, std::uint64_t& process_a0) {
+  std::vector<Task<>> pending;
+  pending.reserve(kManyActs * kPerAct);
+  process_a0 = turnstile_bench::process_allocations();
+  for (auto _ : state) {
+    for (int i = 0; i < kPerAct; ++i)
+      for (std::size_t l = 0; l < lanes.size(); ++l)
+        pending.push_back(lanes[l]->run([w = &work[l]] { ++*w; }));
+    for (auto& t : pending) co_await std::move(t);
+    pending.clear();
+  }
+}
+void BM_Base_LaneRunMany(benchmark::State& state) {
+  auto pool = std::make_unique<ThreadPool>(static_cast<unsigned>(state.range(0)));
+  std::vector<long> work(kManyActs, 0);  // each lane-owned
+  std::uint64_t a0 = 0;
+  std::vector<std::unique_ptr<StateLane>> lanes;
+  for (int l = 0; l < kManyActs; ++l)
+    lanes.push_back(std::make_unique<StateLane>("bench/" + std::to_string(l), *pool));
+  sync_wait(*pool, many_lane_runs(state, lanes, work, a0));
+  pool.reset();
+  turnstile_bench::report_process_allocations(state, a0, kManyActs * kPerAct, "allocs_per_item");
+  bool ok = true;
+  for (long n : work) ok = ok && n == static_cast<long>(state.iterations()) * kPerAct;
+  check(state, ok, "lost turn");
+  state.SetItemsProcessed(state.iterations() * kManyActs * kPerAct);
+}
+
 }  // namespace
 
 BENCHMARK(BM_Turn_RoundTrip)->ArgName("carriers")->Arg(1)->Arg(2)->UseRealTime();
@@ -201,5 +281,7 @@ BENCHMARK(BM_Base_LaneRunManual);
 BENCHMARK(BM_Turn_Serial)->ArgNames({"yield", "carriers"})->ArgsProduct({{0, 1}, {1, 2}})->UseRealTime();
 BENCHMARK(BM_Turn_Interleaved)->ArgNames({"yield", "carriers"})->ArgsProduct({{0, 1}, {1, 2}})->UseRealTime();
 BENCHMARK(BM_Base_LaneRunBatch)->ArgName("carriers")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_Turn_ManyActivations)->ArgName("carriers")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_Base_LaneRunMany)->ArgName("carriers")->Arg(1)->Arg(2)->UseRealTime();
 
 BENCHMARK_MAIN();

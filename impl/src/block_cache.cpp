@@ -23,6 +23,7 @@
 
 namespace turnstile::detail {
 
+#ifndef TURNSTILE_BLOCK_CACHE_OFF
 namespace {
 
 // A free block is a BasicLaneCore spare (a chain node) built in its storage:
@@ -91,6 +92,7 @@ bool cache_on() noexcept {
 }
 
 }  // namespace
+#endif  // TURNSTILE_BLOCK_CACHE_OFF: under ASan every block is ::operator new's
 
 void* allocate_block(std::size_t size) {
 #ifdef TURNSTILE_BLOCK_CACHE_OFF

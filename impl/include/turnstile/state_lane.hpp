@@ -70,6 +70,7 @@
 #include <variant>
 
 #include "turnstile/completion.hpp"
+#include "turnstile/detail/block_cache.hpp"
 #include "turnstile/detail/lane_core.hpp"
 #include "turnstile/detail/spare_slot.hpp"
 #include "turnstile/fiber_local.hpp"
@@ -195,7 +196,10 @@ class StateLane {
     if (trace::on()) [[unlikely]] traced = trace_submit("run");  // [TRACE-4.3]
     if (traced && is_on_lane()) trace_refused(*traced, "reentrant");
     throw_if_reentrant();  // [LANE-5.3] at the call site, before anything is queued
-    auto item = std::make_shared<detail::LaneRun<R, F>>(std::move(work));
+    // [RT-1.7] the record comes from this thread's block cache and goes back
+    // to that of whichever thread drops it last.
+    using Run = detail::LaneRun<R, F>;
+    auto item = std::allocate_shared<Run>(detail::BlockAllocator<Run>{}, std::move(work));
     item->self_ = item;
     item->trace = std::move(traced);
     if (!submit(*item)) {

@@ -1,7 +1,7 @@
-// turnstile/detail/block_cache.hpp: where coroutine frames, call records and
-// serial chain links come from: a cache of small blocks per thread and size
-// class, handed between threads in whole chains through one depot per class
-// ([RT-1.7]).
+// turnstile/detail/block_cache.hpp: where coroutine frames, call records,
+// serial chain links and lane run() records come from: a cache of small blocks
+// per thread and size class, handed between threads in whole chains through
+// one depot per class ([RT-1.7]).
 //
 // Why (issue 28, impl/bench/README.md "The block cache"): a call's records and
 // frames are allocated on the caller's carrier and freed on whichever carrier
