@@ -50,7 +50,7 @@ void* allocate_block(std::size_t size);
 void free_block(void* block, std::size_t size) noexcept;
 
 // A standard allocator over allocate_block/free_block, for records made with
-// std::allocate_shared (a call's record, [RT-1.7]). Types aligned beyond
+// std::allocate_shared (a call's record, a lane run()'s record, [RT-1.7]). Types aligned beyond
 // __STDCPP_DEFAULT_NEW_ALIGNMENT__ use the aligned global operators instead.
 template <class T>
 struct BlockAllocator {

@@ -136,8 +136,8 @@ class BasicWaitGraph {
     n.lane_->holder_.store(nullptr, std::memory_order_seq_cst);
     if (walkers_.load(std::memory_order_seq_cst) == 0) return;
     // A walk is in progress and may have read `n` as holder: wait until it has
-    // released mu_. A walk that takes mu_ after this reads null (the lock
-    // orders the store above before it).
+    // released mu_. A walk that takes mu_ after this reads null or a later
+    // holder (the lock orders the store above before it).
     BasicLockGuard<typename Sync::mutex> lock(mu_);
   }
 
@@ -176,8 +176,9 @@ class BasicWaitGraph {
   // [WAIT-I2] counts a walk from before its first holder load until after it
   // released mu_. The increment is seq_cst: the other half of settled()'s
   // Dekker pair. The decrement is release: pairs with settled()'s load that
-  // reads zero from it, so every read this walk made of a node happens-before
-  // that node's settle returns (and the node is freed).
+  // reads from it or from a later read-modify-write in its release sequence
+  // (every write to walkers_ is one), so every read this walk made of a node
+  // happens-before that node's settle returns (and the node is freed).
   class Walking {
    public:
     explicit Walking(typename Sync::template atomic<std::uint32_t>& n) noexcept : n_(n) {
