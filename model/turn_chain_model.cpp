@@ -47,8 +47,8 @@
 //    product's "the turn is done with its link";
 //  - the successor turn reads it after its wait and before Link::release(prev)
 //    (and checks it names the turn that started last);
-//  - ~LinkData, run by Link::release's `~Link()` on the thread that drops the
-//    last reference (before the model's global operator delete frees it),
+//  - ~LinkData, run by Link::release's allocator destroy() on the thread that
+//    drops the last reference (before the model's global operator delete frees it),
 //    overwrites it with a poison.
 // So a free not ordered after another holder's use (the last fetch_sub of
 // Link::release without its acquire) is a data race (that holder's access

@@ -41,13 +41,9 @@ namespace detail {
 using WaitGraph = BasicWaitGraph<StdSync>;
 // The one wait-for relation of the process (all activations): [TURN-7.1].
 WaitGraph& wait_graph() noexcept;
-// A chain link's storage: the block cache of the thread ([RT-1.7]).
-struct BlockStorage {
-  static void* allocate(std::size_t n) { return allocate_block(n); }
-  static void release(void* p, std::size_t n) noexcept { free_block(p, n); }
-};
-// The serial chain of one activation's calls ([TURN-2.2], [CHAIN-I2]).
-using TurnChain = BasicTurnChain<StdSync, NoLinkPayload, BlockStorage>;
+// The serial chain of one activation's calls ([TURN-2.2], [CHAIN-I2]); its
+// links come from the block cache of the thread ([RT-1.7]).
+using TurnChain = BasicTurnChain<StdSync, NoLinkPayload, BlockAllocator<std::byte>>;
 
 // A call, and while its turn runs, the ambient turn marker of the fibers that
 // are part of the turn: its body and the Scope children it joins. A position

@@ -27,18 +27,18 @@
 // and its successor both touch before they let go, so that a free not ordered
 // after a holder's use is reported as a data race.
 //
-// `LinkStorage` is where a link's bytes come from: static allocate(n) and
-// release(p, n), callable from any thread. The default is the global operator
-// new and delete (the model's, so Relacy sees every allocation and free). The
-// product passes BlockStorage (detail/turn_call.hpp): the block cache of the
-// calling thread ([RT-1.7]), so a link allocated on the caller's carrier and
-// freed on the turn's costs no malloc.
+// `Alloc` is a standard allocator (rebound to Link) whose allocate and
+// deallocate may be called from any thread. The default, std::allocator, is
+// the global operator new and delete (the model's, so Relacy sees every
+// allocation and free). The product passes BlockAllocator (detail/turn_call.hpp):
+// the block cache of the calling thread ([RT-1.7]), so a link allocated on the
+// caller's carrier and freed on the turn's costs no malloc.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <new>
+#include <memory>
 
 #include "turnstile/detail/completion_core.hpp"
 
@@ -47,15 +47,12 @@ namespace turnstile::detail {
 // The product's link payload: nothing.
 struct NoLinkPayload {};
 
-// Links from the global operator new (the default; the model's).
-struct GlobalNewStorage {
-  static void* allocate(std::size_t n) { return ::operator new(n); }
-  static void release(void* p, std::size_t /*n*/) noexcept { ::operator delete(p); }
-};
-
-template <class Sync, class LinkPayload = NoLinkPayload, class LinkStorage = GlobalNewStorage>
+template <class Sync, class LinkPayload = NoLinkPayload, class Alloc = std::allocator<std::byte>>
 class BasicTurnChain {
  public:
+  class Link;
+  using LinkAlloc = typename std::allocator_traits<Alloc>::template rebind_alloc<Link>;
+
   class Link {
    public:
     BasicCompletion<Sync> settled;
@@ -66,8 +63,9 @@ class BasicTurnChain {
       // link; the acquire half (on the last drop) pairs with the other holder's
       // release, so every holder's use happens-before the free.
       if (l != nullptr && l->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        l->~Link();
-        LinkStorage::release(l, sizeof(Link));
+        LinkAlloc alloc;
+        std::allocator_traits<LinkAlloc>::destroy(alloc, l);
+        std::allocator_traits<LinkAlloc>::deallocate(alloc, l, 1);
       }
     }
 
@@ -88,7 +86,9 @@ class BasicTurnChain {
   // chain was empty). Lock-free: one exchange. [CHAIN-I1]
   Link* attach(Link*& prev) {
     // Two references: one for the caller, one held as the tail.
-    Link* mine = new (LinkStorage::allocate(sizeof(Link))) Link;  // constructs no-throw
+    LinkAlloc alloc;
+    Link* mine = std::allocator_traits<LinkAlloc>::allocate(alloc, 1);
+    std::allocator_traits<LinkAlloc>::construct(alloc, mine);  // constructs no-throw
     // [CHAIN-I1] acq_rel: the release half publishes `mine`'s construction to
     // the attach() that takes it as its prev; the acquire half pairs with the
     // release of the exchange that made `prev` the tail. The tail's reference
