@@ -45,7 +45,10 @@ using Sync = turnstile::RelacySync;
 using turnstile::model::Resume;
 
 constexpr unsigned kSpinLimit = 2;
-constexpr int kMaxItems = 5;
+constexpr int kMaxItems = 8;
+// A local queue of four: a steal moves two at most (kStealMax), and six posts
+// from one run overflow it.
+constexpr std::size_t kLocalCapacity = 4;
 
 struct Item {
   int id = 0;
@@ -54,7 +57,7 @@ struct Item {
   Resume* unblock = nullptr;  // blocked-carrier: this item waits here until released
   Resume* releases = nullptr; // blocked-carrier: this item releases that one
   Resume* started = nullptr;  // slot-streak: posted as the item starts
-  Item* posts[2] = {nullptr, nullptr};  // hand-off suites: posted by this item's run (push_from)
+  Item* posts[6] = {};        // hand-off suites: posted by this item's run (push_from)
   Resume* hold = nullptr;     // held-hand-off: after its posts, this item waits here
 };
 
@@ -64,7 +67,7 @@ struct Item {
 struct CappedSync : Sync {
   static void pause();
 };
-using CappedQueue = turnstile::detail::BasicReadyQueue<CappedSync, Item*>;
+using CappedQueue = turnstile::detail::BasicReadyQueue<CappedSync, Item*, kLocalCapacity>;
 const CappedQueue* g_capped = nullptr;  // the queue of the running capped suite
 void CappedSync::pause() {
   if (g_capped != nullptr) RL_ASSERT(g_capped->polling() <= g_capped->max_pollers());  // [READY-I4]
@@ -76,20 +79,24 @@ struct QueueOptions {
   unsigned carriers = 2;
   bool hand_off = false;
   unsigned slot_streak = 1;
+  unsigned shared_every = 16;
+  bool record_order = false;  // two-carrier suites that check an order
 };
 
 template <class S>
 struct BasicHarness {
-  using Queue = turnstile::detail::BasicReadyQueue<S, Item*>;
+  using Queue = turnstile::detail::BasicReadyQueue<S, Item*, kLocalCapacity>;
   Queue q;
   Item items[kMaxItems];
   Sync::atomic<int> done{0};   // items run
   Sync::var<int> order[kMaxItems];  // one-carrier suites: ids in the order run
   Resume all_ran;              // posted by the item that completes the count
   int expected = 0;
+  bool record_order = false;
 
   explicit BasicHarness(QueueOptions o = {})
-      : q(kSpinLimit, o.max_pollers, o.carriers, o.hand_off, o.slot_streak) {
+      : q(kSpinLimit, o.max_pollers, o.carriers, o.hand_off, o.slot_streak, o.shared_every),
+        record_order(o.record_order) {
     for (int i = 0; i < kMaxItems; ++i) items[i].id = i;
   }
 
@@ -136,7 +143,7 @@ struct BasicHarness {
   void pool_thread(unsigned idx, unsigned carriers, int posts, bool stop_at_once,
                    bool with_rescuer = false) {
     if (idx < carriers) {
-      carrier(idx, carriers == 1);
+      carrier(idx, carriers == 1 || record_order);
       return;
     }
     if (idx > carriers) {
@@ -357,6 +364,111 @@ struct HandOffDrain : rl::test_suite<HandOffDrain, 4> {
   void after() { h.check_all_ran_once(); }
 };
 
+// ---------------------------------------------------------------------------
+// The local queues ([LOCAL-I1]..[LOCAL-I4], detail/local_queue.hpp): a run's
+// later posts wait in its carrier's local queue (capacity 4 here), and an
+// idle carrier steals the oldest half at once.
+
+// local-steal: two carriers with slots, no rescuer. Item 0 posts items 1, 2
+// and 3 from its run (1 to the slot, then 1 and 2 to the local queue, then 3)
+// and holds its carrier until item 3 has run. Checks [LOCAL-I4] (the other
+// carrier, polling, parking or parked, is woken or sees the local items),
+// [LOCAL-I2] (a batch steal, then the rest) and [LOCAL-I1] [RT-2.2] (the
+// run's posts start in post order, each exactly once).
+struct LocalSteal : rl::test_suite<LocalSteal, 3> {
+  static constexpr const char* kChecks =
+      "an item that posts three more and then holds its carrier until the last ran: the other "
+      "carrier steals them (a batch, then the rest), runs them in post order, each once";
+  Harness h{QueueOptions{.carriers = 2, .hand_off = true, .record_order = true}};
+  Resume item3_ran;
+
+  void before() {
+    h.expected = 4;
+    for (int i = 0; i < 3; ++i) h.items[0].posts[i] = &h.items[i + 1];
+    h.items[0].hold = &item3_ran;
+    h.items[3].releases = &item3_ran;
+  }
+  void thread(unsigned idx) { h.pool_thread(idx, 2, 1, false); }
+  void after() {
+    h.check_all_ran_once();
+    RL_ASSERT(h.position_of(1) < h.position_of(2));  // [LOCAL-I1] [RT-2.2]
+    RL_ASSERT(h.position_of(2) < h.position_of(3));
+  }
+};
+
+// local-stop: two carriers with slots; T2 posts item 0 and stops the pool at
+// once (a pool destroyed while a run posts); item 0 posts items 1, 2 and 3
+// from its run. Checks [READY-I3] [RT-2.3] with local queues: what a run
+// leaves in its slot and local queue while the pool stops (stolen by the
+// other carrier or taken by its owner) runs exactly once, then both return.
+struct LocalStop : rl::test_suite<LocalStop, 3> {
+  static constexpr const char* kChecks =
+      "stop at once while a run posts three items to its slot and local queue: each runs once, "
+      "then every carrier returns";
+  Harness h{QueueOptions{.carriers = 2, .hand_off = true}};
+
+  void before() {
+    h.expected = 4;
+    for (int i = 0; i < 3; ++i) h.items[0].posts[i] = &h.items[i + 1];
+  }
+  void thread(unsigned idx) { h.pool_thread(idx, 2, 1, true); }
+  void after() { h.check_all_ran_once(); }
+};
+
+// local-spill: one carrier; item 0 posts six items from its run, two more
+// than its local queue holds after the slot. Checks [SLOT-I1] [RT-2.2] on the
+// overflow: the local queue's items, then the run's later posts, go to the
+// shared queue in order, so 0..6 run in post order, each once.
+struct LocalSpill : rl::test_suite<LocalSpill, 2> {
+  static constexpr const char* kChecks =
+      "one carrier, a run that posts more than its local queue holds: every post runs once, in "
+      "post order";
+  Harness h{QueueOptions{.carriers = 1, .hand_off = true}};
+
+  void before() {
+    h.expected = 7;
+    for (int i = 0; i < 6; ++i) h.items[0].posts[i] = &h.items[i + 1];
+  }
+  void thread(unsigned idx) { h.pool_thread(idx, 1, 1, false); }
+  void after() {
+    h.check_all_ran_once();
+    for (int n = 0; n < 7; ++n) RL_ASSERT(h.order[n].load() == n);  // [SLOT-I1]
+  }
+};
+
+// local-fair: one carrier, shared_every 2. Item 0 runs; meanwhile T1 posts
+// item 4 to the shared queue; item 0 then posts 1, 2 and 3 (slot, then local
+// queue). Checks [LOCAL-I3]: item 4 runs at the second pop, ahead of the local
+// queue, not after it.
+struct LocalFair : rl::test_suite<LocalFair, 2> {
+  static constexpr const char* kChecks =
+      "one carrier fed by its own posts while an item waits in the shared queue: the waiting "
+      "item runs within shared_every pops";
+  Harness h{QueueOptions{.carriers = 1, .hand_off = true, .slot_streak = 8, .shared_every = 2}};
+  Resume item0_started;
+  Resume item4_posted;
+
+  void before() {
+    h.expected = 5;
+    h.items[0].started = &item0_started;
+    h.items[0].unblock = &item4_posted;
+    for (int i = 0; i < 3; ++i) h.items[0].posts[i] = &h.items[i + 1];
+  }
+  void thread(unsigned idx) {
+    if (idx == 0) return h.carrier(0, true);
+    h.post(0);
+    item0_started.wait();
+    h.post(4);
+    item4_posted.post();
+    h.all_ran.wait();
+    h.q.stop();
+  }
+  void after() {
+    h.check_all_ran_once();
+    RL_ASSERT(h.position_of(4) <= 2);  // [LOCAL-I3] within shared_every pops of its post
+  }
+};
+
 }  // namespace
 
 TURNSTILE_MODEL_MAIN("ready_queue", {
@@ -371,4 +483,8 @@ TURNSTILE_MODEL_MAIN("ready_queue", {
     // executions here (1.4 s), bound 1 runs for minutes: ci/model-long's.
     suite<HeldHandOff, "held-hand-off">({bounded(0), random_search(100000)}),
     suite<HandOffDrain, "hand-off-drain">({bounded(0), random_search(100000)}),
+    suite<LocalSteal, "local-steal">({bounded(1), random_search(100000)}),
+    suite<LocalStop, "local-stop">({bounded(1), random_search(100000)}),
+    suite<LocalSpill, "local-spill">({bounded(2), random_search(20000)}),
+    suite<LocalFair, "local-fair">({bounded(2), random_search(20000)}),
 })

@@ -155,9 +155,12 @@ class Scheduler {
 // fiber it just made ready: a turn's settle resuming its caller) is kept in
 // that carrier's slot and runs next on the same carrier, once the running
 // item returns, instead of waking another carrier. Later posts of the same
-// run go to the shared queue, in post order, after the slot's item. A carrier
-// runs at most kDefaultSlotStreak slot items in a row while the shared queue
-// has work. An item that holds its carrier does not strand its hand-off: a
+// run go to the carrier's local queue (detail/local_queue.hpp; [LOCAL-I1]..
+// [LOCAL-I4]), in post order, after the slot's item: the carrier takes them
+// next, and an idle carrier steals the oldest half at once (the shared queue
+// when the local one is full). A carrier runs at most kDefaultSlotStreak slot
+// items in a row while the shared queue has work, and takes the shared
+// queue's oldest every sixteenth pop. An item that holds its carrier does not strand its hand-off: a
 // carrier that polled in vain steals it, and the pool's rescuer thread (one
 // per pool of two or more carriers, awake only while hand-offs happen) moves
 // it to the shared queue after one to two rescue intervals (kRescueInterval).

@@ -1,7 +1,8 @@
 // turnstile/detail/ready_queue.hpp: the ThreadPool's ready queue. One FIFO
-// shared by every carrier, plus one hand-off slot per carrier; an idle carrier
-// polls for a bounded while before it parks (at most max_pollers carriers at
-// once), and a push to the shared queue wakes a parked carrier only when
+// shared by every carrier, plus one hand-off slot and one local queue per
+// carrier (detail/local_queue.hpp); an idle carrier steals from the other
+// local queues, polls for a bounded while before it parks (at most
+// max_pollers carriers at once), and a push wakes a parked carrier only when
 // nobody is polling.
 //
 // Why (issue 28, impl/bench/caf_bench.cpp): a carrier that parks as soon as the
@@ -16,14 +17,22 @@
 //    (the fiber its item just made ready) runs next on that same carrier,
 //    after the running item returns, with no wake-up and no second carrier
 //    touching the fiber's storage; an idle carrier steals it, and the rescuer
-//    moves it to the shared queue, when the running item holds its carrier.
+//    moves it to the shared queue, when the running item holds its carrier;
+//  - the local queue: the run's later posts wait on the same carrier too,
+//    behind a lock nobody else takes while it is busy, and an idle carrier
+//    steals the oldest half at once after a vain poll (BM_Base_LaneRunMany/carriers:2, 128
+//    lane items from one fiber: each post and each take met the other
+//    carrier on the shared queue's mutex).
 //
 // Guarantees
 //  - [RT-2.2] Order. pop() takes the shared queue's oldest item; items pushed
 //    to it by one thread are taken in push order, by whichever carriers take
-//    them. The posts one run makes (push_from, [SLOT-I1]) start in post order.
-//    The first post of a run may start before items queued earlier: that is
-//    the hand-off, bounded by [SLOT-I3].
+//    them. The posts one run makes (push_from, [SLOT-I1]) are taken in post
+//    order: each from the queue it waits in (slot, local queue, or the shared
+//    queue once the local one was full), and a thief takes a batch of the
+//    oldest ([LOCAL-I1]). A post may start before items queued earlier by
+//    other runs or threads: that is the hand-off and the local queue,
+//    bounded by [SLOT-I3] and [LOCAL-I3].
 //  - [READY-I1] No lost wake-up. A carrier parks only after it has re-checked,
 //    under the mutex, that the queue is empty and it is no longer counted as
 //    polling; push() decides whether to wake under the same mutex. So an item
@@ -36,8 +45,9 @@
 //    others sleep.
 //  - [READY-I3] [RT-2.3] stop() wakes every carrier; pop() keeps returning the
 //    items queued (and any pushed while draining) and returns false only when
-//    stopped, the shared queue empty and the caller's own slot empty (another
-//    carrier's slot is emptied by its owner, which is still running).
+//    stopped, the shared queue empty, the caller's own slot and local queue
+//    empty and a steal from the other local queues found nothing (what a
+//    running carrier posts after that is run by that carrier itself).
 //  - Polling is bounded (spin_limit rounds of Sync::pause(), about 20 us on a
 //    current x86 core with the ThreadPool's limit), so an idle pool parks and
 //    costs nothing: no carrier polls for ever.
@@ -58,6 +68,31 @@
 //  - [SLOT-I3] A slot does not starve the shared queue: a carrier runs at most
 //    slot_streak slot items in a row; the next one, when the shared queue has
 //    items, goes behind them and the carrier takes the oldest.
+//  - [LOCAL-I1] A run's later posts wait in its carrier's local queue
+//    (capacity LocalCapacity, a FIFO) behind the slot's item, which the
+//    second post moves there first. A post that does not fit moves the whole
+//    local queue, then itself, to the shared queue, and the run's later posts
+//    follow it there, so the run's posts keep their order.
+//  - [LOCAL-I2] Local items are anyone's, after a vain poll: an idle carrier
+//    that polled the shared queue in vain (at once: one back from parking,
+//    one refused a polling slot, one of a pool that stops) steals the oldest
+//    half of another carrier's local queue (at most kStealMax), runs the
+//    first and queues the rest in its own (empty) local queue; each item is
+//    taken once (local_queue.hpp [LOCAL-I2]). Work left behind wakes a parked
+//    carrier when nobody polls ([READY-I2]). The poll first keeps a run's
+//    fresh posts on their carrier, which takes them within microseconds: 128
+//    lane items posted by one fiber on two carriers took 43 us when stolen at
+//    once and 22 us after the poll (impl/bench/README.md).
+//  - [LOCAL-I3] A local queue does not starve the shared queue: every
+//    shared_every-th pop of a carrier takes the shared queue's oldest first,
+//    when it holds any (a carrier fed by its own posts still runs what other
+//    threads queue; the slot's item, if any, goes behind the local ones).
+//  - [LOCAL-I4] No lost wake-up for local work: a local push publishes the
+//    queue's size (seq_cst) and then reads the parked count (seq_cst); a
+//    parking carrier counts itself (seq_cst) under the mutex and then re-reads
+//    every other local queue's size (seq_cst). One of the two sees the other:
+//    the push wakes it (unless a carrier polls, whose seq_cst decrement comes
+//    before its own re-check), or it does not park.
 //  - [SLOT-I4] No lost rescuer wake-up: the rescuer announces its park
 //    (rescuer_parked_, seq_cst) and then re-checks every slot; a fill stores
 //    its slot (seq_cst) and then reads the announcement. One of the two sees
@@ -75,6 +110,8 @@
 // Where a popped item runs: on the calling carrier, after pop() returns
 // (ThreadPool::carrier_loop). Nothing runs inside push(), push_from() or pop().
 //
+// Lock order: mu_, then a local queue's mutex (a spill); no other nesting.
+//
 // Thread safety: push(), stop() from any thread; pop(c) and push_from(c) only
 // from carrier c (push_from between two of its pop()s, i.e. while it runs an
 // item); rescue() and wait_for_slots() from one rescuer thread at a time.
@@ -88,18 +125,25 @@
 #include <memory>
 #include <type_traits>
 
+#include "turnstile/detail/local_queue.hpp"
 #include "turnstile/detail/thread_annotations.hpp"
 #include "turnstile/sync.hpp"
 
 namespace turnstile::detail {
 
-template <class Sync, class T>
+template <class Sync, class T, std::size_t LocalCapacity = 256>
 class BasicReadyQueue {
   static_assert(std::is_pointer_v<T>, "items are pointers: a null slot is an empty one");
+  using LocalQueue = BasicLocalQueue<Sync, T, LocalCapacity>;
 
  public:
   static constexpr unsigned kUnlimitedPollers = ~0u;
   static constexpr unsigned kDefaultSlotStreak = 3;
+  static constexpr unsigned kDefaultSharedEvery = 16;  // [LOCAL-I3]
+  static constexpr std::size_t kLocalCapacity = LocalCapacity;  // [LOCAL-I1]
+  // The most a steal moves at once: half a local queue, so the thief's own
+  // (empty) local queue takes the rest of its batch.
+  static constexpr std::size_t kStealMax = LocalCapacity / 2 < 32 ? LocalCapacity / 2 : 32;
 
   // spin_limit: the rounds of Sync::pause() an idle carrier polls before it
   // parks (0: park at once, the behaviour before issue 28). max_pollers: how
@@ -107,14 +151,17 @@ class BasicReadyQueue {
   // the pop() indices 0..carriers-1 (0 is taken as 1). hand_off: whether a
   // carrier's first post of a run goes to its slot ([SLOT-I1]; false: every
   // post goes to the shared queue). slot_streak: [SLOT-I3] (0 is taken as 1).
+  // shared_every: [LOCAL-I3] (0 is taken as 1).
   explicit BasicReadyQueue(unsigned spin_limit, unsigned max_pollers = kUnlimitedPollers,
                            unsigned carriers = 1, bool hand_off = false,
-                           unsigned slot_streak = kDefaultSlotStreak)
+                           unsigned slot_streak = kDefaultSlotStreak,
+                           unsigned shared_every = kDefaultSharedEvery)
       : spin_limit_(spin_limit),
         max_pollers_(max_pollers == 0 ? 1 : max_pollers),
         carrier_count_(carriers == 0 ? 1 : carriers),
         hand_off_(hand_off),
         slot_streak_(slot_streak == 0 ? 1 : slot_streak),
+        shared_every_(shared_every == 0 ? 1 : shared_every),
         carriers_(new Carrier[carrier_count_]()) {}  // () zero-fills: empty slots
   BasicReadyQueue(const BasicReadyQueue&) = delete;
   BasicReadyQueue& operator=(const BasicReadyQueue&) = delete;
@@ -128,8 +175,9 @@ class BasicReadyQueue {
 
   // A post made by carrier `c` while it runs an item ([SLOT-I1]): the run's
   // first goes to c's slot (no wake-up: c takes it when its item returns);
-  // a later one moves the slot's item, if still there, and then itself to the
-  // shared queue.
+  // a later one moves the slot's item, if still there, and then itself to c's
+  // local queue ([LOCAL-I1]; the shared queue when that is full), and wakes a
+  // parked carrier when nobody polls ([LOCAL-I4]).
   void push_from(unsigned c, T item) {
     if (!hand_off_) return push(item);
     Carrier& me = carriers_[c];
@@ -144,45 +192,67 @@ class BasicReadyQueue {
       return;
     }
     // [SLOT-I1] a later post: the slot's item first, then this one, in order.
-    BasicLockGuard<typename Sync::mutex> lock(mu_);
     // relaxed: c filled the slot itself, so there is nothing to acquire; the
     // exchange alone decides against a thief or the rescuer [SLOT-I2].
     const T first = me.slot_.exchange(T{}, std::memory_order_relaxed);
+    if (!me.spilled_this_run_.load() && me.local_.push2(first, item))
+      return wake_for_local();  // [LOCAL-I1] [LOCAL-I4]
+    // Full: the whole local queue, then these two, to the shared queue in
+    // order (lock order: mu_, then a local queue's mutex); the run's later
+    // posts follow them there, so the run's posts keep their order ([SLOT-I1]).
+    me.spilled_this_run_.store(true);
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
+    me.local_.drain_to(items_);
     if (first != T{}) push_locked(first);
     push_locked(item);
   }
 
-  // Carrier `c`'s next item into `out`: its slot's (within the streak,
-  // [SLOT-I3]), else the shared queue's oldest, else a slot item stolen after
-  // a vain poll, else it parks until one is pushed. Returns false once stop()
-  // was called, the shared queue is empty and c's slot is empty.
+  // Carrier `c`'s next item into `out`: every shared_every-th time the
+  // shared queue's oldest if any ([LOCAL-I3]); else its slot's (within the
+  // streak, [SLOT-I3]); else its local queue's oldest; else the shared
+  // queue's oldest; else a batch stolen from another carrier's local queue
+  // ([LOCAL-I2]); else a slot item stolen after a vain poll; else it parks
+  // until one is pushed. Returns false once stop() was called and the shared
+  // queue, c's slot, c's local queue and every other local queue are empty.
   bool pop(unsigned c, T& out) {
     Carrier& me = carriers_[c];
     me.filled_this_run_.store(false);  // [SLOT-I1] c's previous run has returned
-    if (hand_off_ && take_own_slot(me, out)) return took(me);
-    me.streak_.store(0);
+    me.spilled_this_run_.store(false);
+    if (hand_off_) {
+      if (shared_turn(me, out)) return took(me);
+      if (take_own_slot(me, out)) return took(me);
+      me.streak_.store(0);
+      if (me.local_.pop(out)) return took(me);  // [LOCAL-I1] the oldest
+    }
+    bool woken = false;  // [LOCAL-I2] back from a park (or its re-check): steal at once
     for (;;) {
+      bool stopping = false;
       {
         BasicLockGuard<typename Sync::mutex> lock(mu_);
-        if (take_locked(out)) return took(me);
-        if (stopping_.load()) return false;  // [READY-I3] stopped and drained
+        if (take_locked(c, out)) return took(me);
+        stopping = stopping_.load();
       }
-      // [SLOT-I2] steal only after a vain poll: a poll that saw the shared
-      // queue filled goes to take it, so no push that counted on this poller
-      // is left behind while it runs another carrier's hand-off.
-      if (!poll() && hand_off_ && steal(c, out)) return took(me);
+      if (hand_off_ && (woken || stopping) && steal_local(c, out)) return took(me);
+      if (stopping) return false;  // [READY-I3] stopped and drained
+      // [LOCAL-I2] [SLOT-I2] steal only after a vain poll of the shared queue:
+      // a run's fresh posts are their carrier's first (a carrier that has just
+      // run out of work takes them within microseconds, with no cache line
+      // crossing cores), and a poll that saw the shared queue filled goes to
+      // take it, so no push that counted on this poller is left behind while
+      // it runs another carrier's work.
+      if (!poll() && hand_off_ && (steal_local(c, out) || steal(c, out))) return took(me);
       mu_.lock();
       // [READY-I1] the re-check under the mutex, after this carrier stopped
       // counting as a poller (poll() decremented polling_ before returning).
-      while (items_.empty() && !stopping_.load()) {
-        parked_.store(parked_.load() + 1);
-        cv_.wait(mu_);
-        parked_.store(parked_.load() - 1);
-      }
-      const bool got = take_locked(out);
+      // [LOCAL-I4] counted as parked first (seq_cst), then the local queues
+      // re-read (seq_cst): a local push either is seen here or sees the count.
+      parked_.fetch_add(1, std::memory_order_seq_cst);
+      while (items_.empty() && !stopping_.load() && !other_local_queued(c)) cv_.wait(mu_);
+      parked_.fetch_sub(1, std::memory_order_seq_cst);
+      const bool got = take_locked(c, out);
       mu_.unlock();
       if (got) return took(me);
-      // stopping and empty: the next round returns false
+      woken = true;  // stopping, or local work elsewhere: the next round steals or returns
     }
   }
 
@@ -267,6 +337,9 @@ class BasicReadyQueue {
     typename Sync::template var<bool> seen_filled_;       // rescuer only
     typename Sync::template var<unsigned> seen_runs_;     // rescuer only
     typename Sync::template var<unsigned> seen_fills_;    // rescuer only
+    typename Sync::template var<unsigned> ticks_;         // owner only [LOCAL-I3]
+    typename Sync::template var<bool> spilled_this_run_;  // owner only: local was full
+    LocalQueue local_;  // [LOCAL-I1] the run's later posts; anyone steals
   };
 
   void push_locked(T item) TURNSTILE_REQUIRES(mu_) {
@@ -276,21 +349,27 @@ class BasicReadyQueue {
     // [READY-I1] relaxed is enough: a poller's decrement is sequenced before its
     // re-check under mu_, so when that re-check ran before this push, the
     // decrement happens before this load (through mu_) and is seen.
-    if (parked_.load() > 0 && polling_.load(std::memory_order_relaxed) == 0) {
+    // relaxed parked_: written under mu_, held here.
+    if (parked_.load(std::memory_order_relaxed) > 0 &&
+        polling_.load(std::memory_order_relaxed) == 0) {
       // Under the mutex: once the item is seen, its owner may destroy the pool
       // (this condition variable with it) before an unlocked notify ran.
       cv_.notify_one();
     }
   }
 
-  bool take_locked(T& out) TURNSTILE_REQUIRES(mu_) {
+  // `c`: the taking carrier (its own local queue is its own to empty).
+  bool take_locked(unsigned c, T& out) TURNSTILE_REQUIRES(mu_) {
     if (items_.empty()) return false;
     out = items_.front();  // [RT-2.2] the oldest
     items_.pop_front();
     size_.store(items_.size(), std::memory_order_relaxed);  // hint, as in push()
-    // [READY-I2] work left that this carrier cannot take now: hand it on.
-    if (!items_.empty() && parked_.load() > 0 &&
-        polling_.load(std::memory_order_relaxed) == 0)
+    // [READY-I2] work left that this carrier cannot take now: hand it on. That
+    // includes another carrier's local items: a local push that saw a poller
+    // woke nobody, and the poller took this item instead ([LOCAL-I4]).
+    if (parked_.load(std::memory_order_relaxed) > 0 &&
+        polling_.load(std::memory_order_relaxed) == 0 &&
+        (!items_.empty() || (hand_off_ && other_local_queued(c))))
       cv_.notify_one();
     return true;
   }
@@ -307,17 +386,83 @@ class BasicReadyQueue {
       out = mine;
       return true;
     }
-    // [SLOT-I3] the streak is used up: behind the shared queue's items, if any.
+    // [SLOT-I3] the streak is used up: behind the shared queue's items, if
+    // any, else behind this carrier's local items, if any.
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     if (!items_.empty()) {
       items_.push_back(mine);
-      take_locked(out);
+      take_locked(index_of(me), out);
       me.streak_.store(0);
+    } else if (me.local_.size_hint() > 0 && me.local_.push(mine)) {
+      me.streak_.store(0);
+      // false: thieves took every item, this one too; pop() looks further.
+      return me.local_.pop(out);
     } else {
       out = mine;  // nothing waits behind the slot: a new streak begins
       me.streak_.store(1);
     }
     return true;
+  }
+
+  // [LOCAL-I3] Every shared_every-th pop of a carrier with slots looks at the
+  // shared queue first: a carrier fed by its own posts (slot and local queue)
+  // still takes items queued from outside. The slot's item, if any, goes
+  // behind the local queue's items (it must be empty before the next run).
+  bool shared_turn(Carrier& me, T& out) {
+    const unsigned tick = me.ticks_.load() + 1;
+    me.ticks_.store(tick);
+    // relaxed: a hint; a stale zero only skips this turn (the next pop that
+    // finds nothing else takes the mutex and sees the item).
+    if (tick % shared_every_ != 0 || size_.load(std::memory_order_relaxed) == 0) return false;
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
+    if (items_.empty()) return false;
+    // relaxed: the owner filled the slot itself [SLOT-I2].
+    const T mine = me.slot_.exchange(T{}, std::memory_order_relaxed);
+    const bool kept = mine == nullptr || me.local_.push(mine);
+    if (!kept) items_.push_back(mine);  // the local queue is full: the shared one, behind
+    me.streak_.store(0);
+    return take_locked(index_of(me), out);
+  }
+
+  // [LOCAL-I2] A batch from another carrier's local queue: the oldest half,
+  // the first run now, the rest queued in order in this carrier's own local
+  // queue (empty here: only its owner, this carrier, adds to it). Work left
+  // behind (in either queue) wakes a parked carrier when nobody polls, as
+  // take_locked() does for the shared queue ([READY-I2]).
+  bool steal_local(unsigned c, T& out) {
+    Carrier& me = carriers_[c];
+    for (unsigned i = 1; i < carrier_count_; ++i) {
+      Carrier& victim = carriers_[(c + i) % carrier_count_];
+      T batch[kStealMax];  // NOLINT(modernize-avoid-c-arrays): a few pointers, filled below
+      const std::size_t n = victim.local_.steal_half(batch, kStealMax);
+      if (n == 0) continue;
+      out = batch[0];
+      for (std::size_t k = 1; k < n; ++k) me.local_.push(batch[k]);  // fits: kStealMax <= half
+      if (n > 1 || victim.local_.size_hint() > 0) wake_for_local();
+      return true;
+    }
+    return false;
+  }
+
+  // [LOCAL-I4] No lost wake-up for local work: after a local push's seq_cst
+  // publish, a parked carrier (counted seq_cst before its re-check of the
+  // local queues) is woken unless a carrier polls (a poller's seq_cst
+  // decrement comes before its own re-check, so it sees the push).
+  void wake_for_local() {
+    if (parked_.load(std::memory_order_seq_cst) == 0) return;
+    if (polling_.load(std::memory_order_seq_cst) != 0) return;
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
+    // relaxed: under mu_, which every change of parked_ holds. Under the
+    // mutex for the reason push_locked() gives.
+    if (parked_.load(std::memory_order_relaxed) > 0) cv_.notify_one();
+  }
+
+  // Whether a local queue other than c's holds items (seq_cst: [LOCAL-I4]'s
+  // re-check, after the parked count).
+  bool other_local_queued(unsigned c) const {
+    for (unsigned i = 0; i < carrier_count_; ++i)
+      if (i != c && carriers_[i].local_.size() > 0) return true;
+    return false;
   }
 
   // [SLOT-I2] another carrier's hand-off, left while this one polled in vain.
@@ -333,6 +478,10 @@ class BasicReadyQueue {
       }
     }
     return false;
+  }
+
+  unsigned index_of(const Carrier& me) const {
+    return static_cast<unsigned>(&me - carriers_.get());
   }
 
   bool took(Carrier& me) {
@@ -356,7 +505,8 @@ class BasicReadyQueue {
 
   // Polls size_ for up to spin_limit_ rounds; counted in polling_ meanwhile.
   // Returns at once when max_pollers_ carriers poll already ([READY-I4]).
-  // Returns true when it saw the shared queue filled.
+  // Returns true when it saw the shared queue filled (local queues are looked
+  // at after it, [LOCAL-I2]).
   bool poll() {
     if (spin_limit_ == 0) return false;
     // relaxed: see push(); the increment only suppresses wake-ups while this
@@ -373,7 +523,10 @@ class BasicReadyQueue {
       saw = size_.load(std::memory_order_relaxed) > 0;  // hint: re-checked under mu_
       if (!saw) Sync::pause();
     }
-    polling_.fetch_sub(1, std::memory_order_relaxed);  // before the re-check [READY-I1]
+    // Before the re-check [READY-I1]; seq_cst: [LOCAL-I4], a local push that
+    // reads this carrier's count as a poller's is seen by its steal_local()
+    // or its re-check, both after this.
+    polling_.fetch_sub(1, std::memory_order_seq_cst);
     return saw;
   }
 
@@ -382,12 +535,15 @@ class BasicReadyQueue {
   const unsigned carrier_count_;
   const bool hand_off_;
   const unsigned slot_streak_;  // [SLOT-I3] at least 1
+  const unsigned shared_every_;  // [LOCAL-I3] at least 1
   // NOLINTNEXTLINE(modernize-avoid-c-arrays): carriers hold atomics (not movable), counted at construction
   const std::unique_ptr<Carrier[]> carriers_;
   mutable typename Sync::mutex mu_;
   typename Sync::condition_variable cv_;
   std::deque<T> items_ TURNSTILE_GUARDED_BY(mu_);
-  typename Sync::template var<std::size_t> parked_ TURNSTILE_GUARDED_BY(mu_);  // carriers in cv_.wait
+  // Carriers parking or parked: changed under mu_ (seq_cst, [LOCAL-I4]), read
+  // outside it by a local push.
+  typename Sync::template atomic<std::size_t> parked_{0};
   typename Sync::template var<bool> stopping_ TURNSTILE_GUARDED_BY(mu_);
   typename Sync::template atomic<unsigned> polling_{0};  // carriers inside poll()
   typename Sync::template atomic<std::size_t> size_{0};  // items_.size(), a hint

@@ -1,0 +1,145 @@
+// ThreadPool's local queues (detail/ready_queue.hpp, [LOCAL-I1]..[LOCAL-I4]):
+// a run's later posts wait on its carrier, in order, behind its hand-off; an
+// idle carrier steals the oldest half; the shared queue is not starved; a post
+// that does not fit spills the local queue to the shared one in order.
+// Every window is held open with a Gate; nothing here sleeps.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <numeric>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+using namespace turnstile;
+using Queue = detail::BasicReadyQueue<StdSync, Runnable*>;
+
+struct StartOrder {
+  std::mutex mu;
+  std::vector<int> ids;
+  void add(int id) {
+    std::lock_guard lock(mu);
+    ids.push_back(id);
+  }
+  int position_of(int id) {
+    std::lock_guard lock(mu);
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] == id) return static_cast<int>(i);
+    return -1;
+  }
+};
+
+// spec: [RT-2.2]
+// [LOCAL-I1]: one carrier, a run that posts more items than its local queue
+// holds (the slot, then the local queue, then the spill to the shared queue,
+// then the run's posts after the spill): they start in post order.
+TEST(ThreadPoolLocalQueue, ARunsPostsBeyondItsLocalQueueStartInPostOrder) {
+  constexpr int kPosts = 2 * static_cast<int>(Queue::kLocalCapacity) + 37;
+  StartOrder order;
+  tt::CountDown all(kPosts);
+  {
+    ThreadPool pool(1);
+    pool.post_fn([&] {
+      for (int i = 0; i < kPosts; ++i)
+        pool.post_fn([&order, &all, i] {
+          order.add(i);
+          all.count_down();
+        });
+    });
+    all.wait();
+  }
+  std::vector<int> want(kPosts);
+  std::iota(want.begin(), want.end(), 0);
+  EXPECT_EQ(order.ids, want);
+}
+
+// spec: [RT-2.2]
+// [LOCAL-I2] [LOCAL-I4]: the window of a run that holds its carrier after five
+// posts (one hand-off, four local items): the other carrier, parked (spin 0:
+// nobody polls, so only the local push's wake-up can reach it) or polling,
+// takes them all, a batch and then the rest, and starts them in post order. A
+// stranded local item hangs the test.
+TEST(ThreadPoolLocalQueue, AHeldRunsLocalPostsAreStolenInPostOrder) {
+  constexpr int kPosts = 5;
+  for (unsigned spin : {0u, ThreadPool::kDefaultSpinRounds}) {
+    ThreadPool pool(2, spin);
+    for (int round = 0; round < 50; ++round) {
+      StartOrder order;
+      tt::CountDown ran(kPosts);
+      tt::Gate a_done;
+      pool.post_fn([&] {
+        for (int i = 0; i < kPosts; ++i)
+          pool.post_fn([&order, &ran, i] {
+            order.add(i);
+            ran.count_down();
+          });
+        ran.wait();  // holds this carrier: the other one runs all five
+        a_done.open();
+      });
+      a_done.wait();
+      EXPECT_EQ(order.ids, (std::vector<int>{0, 1, 2, 3, 4})) << "spin " << spin << ", round "
+                                                               << round;
+    }
+  }
+}
+
+// spec: [RT-2.2]
+// [LOCAL-I3]: one carrier; while item A runs, another thread queues X in the
+// shared queue; A then posts 40 items (its slot and local queue). X starts
+// within kDefaultSharedEvery pops of A, not after the 40.
+TEST(ThreadPoolLocalQueue, ACarrierFedByItsOwnPostsStillRunsTheSharedQueue) {
+  constexpr int kPosts = 40;
+  constexpr int kA = -1;
+  constexpr int kX = -2;
+  StartOrder order;
+  tt::Gate x_queued;
+  tt::CountDown all(kPosts + 2);
+  {
+    ThreadPool pool(1);
+    pool.post_fn([&] {
+      order.add(kA);
+      x_queued.wait();
+      for (int i = 0; i < kPosts; ++i)
+        pool.post_fn([&order, &all, i] {
+          order.add(i);
+          all.count_down();
+        });
+      all.count_down();
+    });
+    pool.post_fn([&] {
+      order.add(kX);
+      all.count_down();
+    });
+    x_queued.open();
+    all.wait();
+  }
+  const int a = order.position_of(kA);
+  const int x = order.position_of(kX);
+  EXPECT_GT(x, a);
+  EXPECT_LE(x - a, static_cast<int>(Queue::kDefaultSharedEvery));
+  EXPECT_LT(x, kPosts);  // not behind every local item
+}
+
+// spec: [RT-2.2] [RT-2.3]
+// Every item runs exactly once when several carriers post batches from their
+// runs while others steal, and when the pool is destroyed with local queues
+// full: the drain runs them.
+TEST(ThreadPoolLocalQueue, BatchesPostedFromRunsRunOnceAcrossStealsAndTheDrain) {
+  constexpr int kRoots = 200;
+  constexpr int kFan = 7;
+  auto runs = std::make_unique<std::atomic<int>[]>(kRoots * kFan);
+  {
+    ThreadPool pool(3);
+    for (int r = 0; r < kRoots; ++r)
+      pool.post_fn([&pool, &runs, r] {
+        for (int k = 0; k < kFan; ++k)
+          pool.post_fn([&runs, r, k] { runs[r * kFan + k].fetch_add(1, std::memory_order_relaxed); });
+      });
+  }
+  for (int i = 0; i < kRoots * kFan; ++i) ASSERT_EQ(runs[i].load(), 1) << "item " << i;
+}
+
+}  // namespace
