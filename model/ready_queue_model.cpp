@@ -59,6 +59,8 @@ struct Item {
   Resume* started = nullptr;  // slot-streak: posted as the item starts
   Item* posts[6] = {};        // hand-off suites: posted by this item's run (push_from)
   Resume* hold = nullptr;     // held-hand-off: after its posts, this item waits here
+  int pauses_after_first = 0; // rescued-then-post: scheduling points between posts 0 and 1
+  Resume* posted = nullptr;   // poller-steals: posted after this item's posts, before its hold
 };
 
 // [READY-I4] The capped suites instantiate the queue over CappedSync: Relacy's
@@ -114,11 +116,15 @@ struct BasicHarness {
       if (it->started != nullptr) it->started->post();
       if (it->unblock != nullptr) it->unblock->wait();
       it->runs.store(it->runs.load() + 1);
-      for (Item* next : it->posts) {
+      for (int k = 0; k < 6; ++k) {
+        Item* next = it->posts[k];
         if (next == nullptr) continue;
+        if (k == 1)
+          for (int p = 0; p < it->pauses_after_first; ++p) Sync::pause();  // the rescuer's window
         next->payload.store(100 + next->id);  // [SLOT-I2] ordered before its taker's read
         q.push_from(idx, next);
       }
+      if (it->posted != nullptr) it->posted->post();
       if (it->hold != nullptr) it->hold->wait();
       if (it->releases != nullptr) it->releases->post();
       const int n = done.fetch_add(1, std::memory_order_acq_rel);
@@ -272,7 +278,7 @@ struct OnePoller : rl::test_suite<OnePoller, 3> {
 
 // run-order: one carrier with slots; item 0 (posted by T1) posts items 1 and 2
 // from its run. Checks [SLOT-I1] [RT-2.2]: the run's first post goes to the
-// slot, the second moves it to the shared queue ahead of itself, so 0, 1, 2.
+// slot, the second moves it to the local queue ahead of itself, so 0, 1, 2.
 struct RunOrder : rl::test_suite<RunOrder, 2> {
   static constexpr const char* kChecks =
       "one carrier, an item that posts two more from its run: they run in post order, each once";
@@ -367,7 +373,7 @@ struct HandOffDrain : rl::test_suite<HandOffDrain, 4> {
 // ---------------------------------------------------------------------------
 // The local queues ([LOCAL-I1]..[LOCAL-I4], detail/local_queue.hpp): a run's
 // later posts wait in its carrier's local queue (capacity 4 here), and an
-// idle carrier steals the oldest half at once.
+// idle carrier that polled in vain steals the oldest half at once.
 
 // local-steal: two carriers with slots, no rescuer. Item 0 posts items 1, 2
 // and 3 from its run (1 to the slot, then 1 and 2 to the local queue, then 3)
@@ -469,6 +475,69 @@ struct LocalFair : rl::test_suite<LocalFair, 2> {
   }
 };
 
+// rescued-then-post: one carrier with slots and the rescuer. Item 0 posts
+// item 1 (its slot), lets the rescuer look (scheduling points where the
+// product's run would go on working), then posts item 2. Checks [SLOT-I1]
+// [RT-2.2] across a rescue: when the rescuer moved item 1 to the shared
+// queue, it leaves its mark in the slot and item 2 follows item 1 there
+// instead of overtaking it from the local queue: 0, 1, 2, each once.
+struct RescuedThenPost : rl::test_suite<RescuedThenPost, 3> {
+  static constexpr const char* kChecks =
+      "a run's first post rescued from its slot before the run's second post: they still run "
+      "in post order, each once";
+  Harness h{QueueOptions{.carriers = 1, .hand_off = true}};
+
+  void before() {
+    h.expected = 3;
+    h.items[0].posts[0] = &h.items[1];
+    h.items[0].posts[1] = &h.items[2];
+    h.items[0].pauses_after_first = 3;
+  }
+  void thread(unsigned idx) { h.pool_thread(idx, 1, 1, false, true); }
+  void after() {
+    h.check_all_ran_once();
+    for (int n = 0; n < 3; ++n) RL_ASSERT(h.order[n].load() == n);  // [SLOT-I1]
+  }
+};
+
+// poller-steals: three carriers with slots and a cap of one poller, no
+// rescuer. Item 0 posts item 1 (its slot) and holds its carrier until item 1
+// has run; once item 1 is in the slot, T3 posts item 2 to the shared queue;
+// item 1 holds its carrier until item 2 has run. (Without a rescuer a slot
+// fill wakes nobody, so item 2's push comes after it: the carrier that takes
+// item 2 then steals item 1.) Checks [READY-I1] across a steal: a push
+// that lands while the one poller polls wakes nobody; when that poller then
+// steals item 1 instead of re-checking under the mutex, it hands item 2 on
+// to the parked carrier (hand_on()); otherwise all three carriers wait.
+struct PollerSteals : rl::test_suite<PollerSteals, 4> {
+  static constexpr const char* kChecks =
+      "three carriers, one poller: a shared push made while the poller polls is handed on "
+      "when the poller steals a hand-off instead, never left with a carrier asleep";
+  Harness h{QueueOptions{.max_pollers = 1, .carriers = 3, .hand_off = true}};
+  Resume item1_posted;
+  Resume item1_done;  // item 0 holds until item 1 ran
+  Resume item2_done;  // item 1 holds until item 2 ran
+
+  void before() {
+    h.expected = 3;
+    h.items[0].posted = &item1_posted;
+    h.items[0].posts[0] = &h.items[1];
+    h.items[0].hold = &item1_done;
+    h.items[1].unblock = &item2_done;
+    h.items[1].releases = &item1_done;
+    h.items[2].releases = &item2_done;
+  }
+  void thread(unsigned idx) {
+    if (idx < 3) return h.carrier(idx, false);
+    h.post(0);
+    item1_posted.wait();
+    h.post(2);
+    h.all_ran.wait();
+    h.q.stop();
+  }
+  void after() { h.check_all_ran_once(); }
+};
+
 }  // namespace
 
 TURNSTILE_MODEL_MAIN("ready_queue", {
@@ -487,4 +556,7 @@ TURNSTILE_MODEL_MAIN("ready_queue", {
     suite<LocalStop, "local-stop">({bounded(1), random_search(100000)}),
     suite<LocalSpill, "local-spill">({bounded(2), random_search(20000)}),
     suite<LocalFair, "local-fair">({bounded(2), random_search(20000)}),
+    // Bound 2 is 1.6 M executions (16 s): ci/model-long's.
+    suite<RescuedThenPost, "rescued-then-post">({bounded(1), random_search(20000)}),
+    suite<PollerSteals, "poller-steals">({random_search(100000)}),
 })

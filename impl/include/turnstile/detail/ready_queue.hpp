@@ -56,8 +56,11 @@
 //    as polling, so it is woken like any parked carrier ([READY-I1]).
 //  - [SLOT-I1] The hand-off slot holds at most the first item a carrier posts
 //    during one run. A later post of the same run first moves the slot's item
-//    (if nobody took it yet) to the shared queue, then queues its own: the
-//    run's posts keep their order.
+//    (if nobody took it yet) to the local queue, then queues its own: the
+//    run's posts keep their order. When the rescuer took the slot's item to
+//    the shared queue, it leaves a mark in the slot (rescued_mark(), cleared
+//    by the owner's next pop()), and the run's later posts follow the item
+//    there instead of overtaking it from the local queue.
 //  - [SLOT-I2] A slot item runs exactly once, taken by whichever of three
 //    exchanges the slot first: its owner's next pop(), an idle carrier's steal
 //    (only after that carrier polled in vain: a fresh hand-off is its owner's),
@@ -85,7 +88,8 @@
 //    once and 22 us after the poll (impl/bench/README.md).
 //  - [LOCAL-I3] A local queue does not starve the shared queue: every
 //    shared_every-th pop of a carrier takes the shared queue's oldest first,
-//    when it holds any (a carrier fed by its own posts still runs what other
+//    when it holds any (as its relaxed size hint shows: a stale zero skips
+//    that turn, a later one takes it) (a carrier fed by its own posts still runs what other
 //    threads queue; the slot's item, if any, goes behind the local ones).
 //  - [LOCAL-I4] No lost wake-up for local work: a local push publishes the
 //    queue's size (seq_cst) and then reads the parked count (seq_cst); a
@@ -110,7 +114,8 @@
 // Where a popped item runs: on the calling carrier, after pop() returns
 // (ThreadPool::carrier_loop). Nothing runs inside push(), push_from() or pop().
 //
-// Lock order: mu_, then a local queue's mutex (a spill); no other nesting.
+// Lock order: mu_, then a local queue's mutex (a spill, shared_first(),
+// streak_used_up()); no other nesting.
 //
 // Thread safety: push(), stop() from any thread; pop(c) and push_from(c) only
 // from carrier c (push_from between two of its pop()s, i.e. while it runs an
@@ -121,6 +126,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <type_traits>
@@ -194,7 +200,13 @@ class BasicReadyQueue {
     // [SLOT-I1] a later post: the slot's item first, then this one, in order.
     // relaxed: c filled the slot itself, so there is nothing to acquire; the
     // exchange alone decides against a thief or the rescuer [SLOT-I2].
-    const T first = me.slot_.exchange(T{}, std::memory_order_relaxed);
+    T first = me.slot_.exchange(T{}, std::memory_order_relaxed);
+    if (first == rescued_mark()) {
+      // [SLOT-I1] the rescuer moved the run's first post to the shared queue
+      // (under mu_, which it held while it left this mark): follow it there.
+      first = T{};
+      me.spilled_this_run_.store(true);
+    }
     if (!me.spilled_this_run_.load() && me.local_.push2(first, item))
       return wake_for_local();  // [LOCAL-I1] [LOCAL-I4]
     // Full: the whole local queue, then these two, to the shared queue in
@@ -224,15 +236,22 @@ class BasicReadyQueue {
       me.streak_.store(0);
       if (me.local_.pop(out)) return took(me);  // [LOCAL-I1] the oldest
     }
+    return pop_wait(c, out);
+  }
+
+  // pop()'s slow half, out of line so that its fast half (a hand-off, a local
+  // item) stays small enough to inline into the carrier's loop.
+  [[gnu::noinline]] bool pop_wait(unsigned c, T& out) {
+    Carrier& me = carriers_[c];
     bool woken = false;  // [LOCAL-I2] back from a park (or its re-check): steal at once
     for (;;) {
       bool stopping = false;
       {
         BasicLockGuard<typename Sync::mutex> lock(mu_);
-        if (take_locked(c, out)) return took(me);
+        if (take_locked(out)) return took(me);
         stopping = stopping_.load();
       }
-      if (hand_off_ && (woken || stopping) && steal_local(c, out)) return took(me);
+      if (hand_off_ && (woken || stopping) && steal_local(c, out)) return stole(me);
       if (stopping) return false;  // [READY-I3] stopped and drained
       // [LOCAL-I2] [SLOT-I2] steal only after a vain poll of the shared queue:
       // a run's fresh posts are their carrier's first (a carrier that has just
@@ -240,16 +259,17 @@ class BasicReadyQueue {
       // crossing cores), and a poll that saw the shared queue filled goes to
       // take it, so no push that counted on this poller is left behind while
       // it runs another carrier's work.
-      if (!poll() && hand_off_ && (steal_local(c, out) || steal(c, out))) return took(me);
+      if (!poll() && hand_off_ && (steal_local(c, out) || steal(c, out))) return stole(me);
       mu_.lock();
       // [READY-I1] the re-check under the mutex, after this carrier stopped
       // counting as a poller (poll() decremented polling_ before returning).
       // [LOCAL-I4] counted as parked first (seq_cst), then the local queues
       // re-read (seq_cst): a local push either is seen here or sees the count.
       parked_.fetch_add(1, std::memory_order_seq_cst);
-      while (items_.empty() && !stopping_.load() && !other_local_queued(c)) cv_.wait(mu_);
+      while (items_.empty() && !stopping_.load() && !(hand_off_ && other_local_queued(c)))
+        cv_.wait(mu_);
       parked_.fetch_sub(1, std::memory_order_seq_cst);
-      const bool got = take_locked(c, out);
+      const bool got = take_locked(out);
       mu_.unlock();
       if (got) return took(me);
       woken = true;  // stopping, or local work elsewhere: the next round steals or returns
@@ -275,14 +295,19 @@ class BasicReadyQueue {
       // relaxed: hints; the exchange below decides [SLOT-I2].
       const unsigned runs = c.runs_.load(std::memory_order_relaxed);
       const unsigned fills = c.fills_.load(std::memory_order_relaxed);
-      const bool filled = c.slot_.load(std::memory_order_relaxed) != T{};
+      const bool filled = holds_item(c.slot_.load(std::memory_order_relaxed));
       if (filled && c.seen_filled_.load() && runs == c.seen_runs_.load()) {
-        // Under mu_, the exchange and the push together: an owner that finds
-        // its slot empty and then takes the mutex sees the item queued.
+        // Under mu_, the take and the push together: an owner that finds its
+        // slot empty (or marked) and then takes the mutex sees the item queued.
         BasicLockGuard<typename Sync::mutex> lock(mu_);
-        // acquire: pairs with the fill's seq_cst store in push_from.
-        const T held = c.slot_.exchange(T{}, std::memory_order_acquire);
-        if (held != T{}) push_locked(held);
+        // relaxed: the compare-exchange below decides and acquires.
+        T held = c.slot_.load(std::memory_order_relaxed);
+        // acquire: pairs with the fill's seq_cst store in push_from. The mark
+        // sends the run's later posts after this one ([SLOT-I1]).
+        if (holds_item(held) &&
+            c.slot_.compare_exchange_strong(held, rescued_mark(), std::memory_order_acquire,
+                                            std::memory_order_relaxed))
+          push_locked(held);
       }
       busy = busy || filled || fills != c.seen_fills_.load();
       c.seen_filled_.store(filled);
@@ -337,7 +362,7 @@ class BasicReadyQueue {
     typename Sync::template var<bool> seen_filled_;       // rescuer only
     typename Sync::template var<unsigned> seen_runs_;     // rescuer only
     typename Sync::template var<unsigned> seen_fills_;    // rescuer only
-    typename Sync::template var<unsigned> ticks_;         // owner only [LOCAL-I3]
+    typename Sync::template var<unsigned> ticks_;         // owner only: pops since the last shared turn [LOCAL-I3]
     typename Sync::template var<bool> spilled_this_run_;  // owner only: local was full
     LocalQueue local_;  // [LOCAL-I1] the run's later posts; anyone steals
   };
@@ -358,18 +383,18 @@ class BasicReadyQueue {
     }
   }
 
-  // `c`: the taking carrier (its own local queue is its own to empty).
-  bool take_locked(unsigned c, T& out) TURNSTILE_REQUIRES(mu_) {
+  bool take_locked(T& out) TURNSTILE_REQUIRES(mu_) {
     if (items_.empty()) return false;
     out = items_.front();  // [RT-2.2] the oldest
     items_.pop_front();
     size_.store(items_.size(), std::memory_order_relaxed);  // hint, as in push()
     // [READY-I2] work left that this carrier cannot take now: hand it on. That
-    // includes another carrier's local items: a local push that saw a poller
-    // woke nobody, and the poller took this item instead ([LOCAL-I4]).
+    // includes local items (a local push that saw a poller woke nobody, and
+    // the poller took this item instead, [LOCAL-I4]; or this carrier's own,
+    // left behind while it runs this item).
     if (parked_.load(std::memory_order_relaxed) > 0 &&
         polling_.load(std::memory_order_relaxed) == 0 &&
-        (!items_.empty() || (hand_off_ && other_local_queued(c))))
+        (!items_.empty() || (hand_off_ && any_local_queued())))
       cv_.notify_one();
     return true;
   }
@@ -379,19 +404,23 @@ class BasicReadyQueue {
     // relaxed: the owner filled the slot itself, so there is nothing to
     // acquire; the exchange alone decides against a thief or the rescuer [SLOT-I2].
     const T mine = me.slot_.exchange(T{}, std::memory_order_relaxed);
-    if (mine == T{}) return false;
+    if (!holds_item(mine)) return false;  // empty, or the rescuer's mark (now cleared)
     const unsigned streak = me.streak_.load();
     if (streak < slot_streak_) {
       me.streak_.store(streak + 1);
       out = mine;
       return true;
     }
-    // [SLOT-I3] the streak is used up: behind the shared queue's items, if
-    // any, else behind this carrier's local items, if any.
+    return streak_used_up(me, mine, out);
+  }
+
+  // [SLOT-I3] the streak is used up: `mine` goes behind the shared queue's
+  // items, if any, else behind this carrier's local items, if any.
+  [[gnu::noinline]] bool streak_used_up(Carrier& me, T mine, T& out) {
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     if (!items_.empty()) {
       items_.push_back(mine);
-      take_locked(index_of(me), out);
+      take_locked(out);
       me.streak_.store(0);
     } else if (me.local_.size_hint() > 0 && me.local_.push(mine)) {
       me.streak_.store(0);
@@ -409,19 +438,28 @@ class BasicReadyQueue {
   // still takes items queued from outside. The slot's item, if any, goes
   // behind the local queue's items (it must be empty before the next run).
   bool shared_turn(Carrier& me, T& out) {
-    const unsigned tick = me.ticks_.load() + 1;
-    me.ticks_.store(tick);
+    // A countdown, not a modulo: no division on every pop.
+    const unsigned ticks = me.ticks_.load() + 1;
+    if (ticks < shared_every_) {
+      me.ticks_.store(ticks);
+      return false;
+    }
+    me.ticks_.store(0);
     // relaxed: a hint; a stale zero only skips this turn (the next pop that
     // finds nothing else takes the mutex and sees the item).
-    if (tick % shared_every_ != 0 || size_.load(std::memory_order_relaxed) == 0) return false;
+    if (size_.load(std::memory_order_relaxed) == 0) return false;
+    return shared_first(me, out);
+  }
+
+  [[gnu::noinline]] bool shared_first(Carrier& me, T& out) {
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     if (items_.empty()) return false;
     // relaxed: the owner filled the slot itself [SLOT-I2].
     const T mine = me.slot_.exchange(T{}, std::memory_order_relaxed);
-    const bool kept = mine == nullptr || me.local_.push(mine);
+    const bool kept = !holds_item(mine) || me.local_.push(mine);
     if (!kept) items_.push_back(mine);  // the local queue is full: the shared one, behind
     me.streak_.store(0);
-    return take_locked(index_of(me), out);
+    return take_locked(out);
   }
 
   // [LOCAL-I2] A batch from another carrier's local queue: the oldest half,
@@ -438,7 +476,6 @@ class BasicReadyQueue {
       if (n == 0) continue;
       out = batch[0];
       for (std::size_t k = 1; k < n; ++k) me.local_.push(batch[k]);  // fits: kStealMax <= half
-      if (n > 1 || victim.local_.size_hint() > 0) wake_for_local();
       return true;
     }
     return false;
@@ -457,6 +494,38 @@ class BasicReadyQueue {
     if (parked_.load(std::memory_order_relaxed) > 0) cv_.notify_one();
   }
 
+  // [SLOT-I1] What the rescuer leaves in a slot it emptied, until the owner's
+  // next pop() clears it: the run's later posts then follow the rescued item
+  // to the shared queue instead of overtaking it from the local queue. Never
+  // run, never dereferenced: no item has this address (items are pointers to
+  // aligned objects).
+  static T rescued_mark() noexcept {
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast,performance-no-int-to-ptr): a sentinel, only compared
+    return reinterpret_cast<T>(std::uintptr_t{1});
+  }
+  // cppcheck-suppress constParameter ; T is the item pointer type, compared only
+  static bool holds_item(T v) noexcept { return v != T{} && v != rescued_mark(); }
+
+  // [READY-I1] [READY-I2] [LOCAL-I4] A steal returns without pop()'s re-check
+  // under mu_: a push that counted on this carrier as a poller (and woke
+  // nobody) may be waiting in the shared queue, and local work may be left (the
+  // rest of a batch, another carrier's local items). Under mu_, as
+  // take_locked() does, hand it on to a parked carrier when nobody polls.
+  void hand_on() {
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
+    // relaxed: parked_ changes under mu_, held here; polling_ as in push_locked().
+    if (parked_.load(std::memory_order_relaxed) > 0 &&
+        polling_.load(std::memory_order_relaxed) == 0 && (!items_.empty() || any_local_queued()))
+      cv_.notify_one();
+  }
+
+  // Whether any carrier's local queue holds items.
+  bool any_local_queued() const {
+    for (unsigned i = 0; i < carrier_count_; ++i)
+      if (carriers_[i].local_.size() > 0) return true;
+    return false;
+  }
+
   // Whether a local queue other than c's holds items (seq_cst: [LOCAL-I4]'s
   // re-check, after the parked count).
   bool other_local_queued(unsigned c) const {
@@ -469,10 +538,11 @@ class BasicReadyQueue {
   bool steal(unsigned c, T& out) {
     for (unsigned i = 1; i < carrier_count_; ++i) {
       Carrier& victim = carriers_[(c + i) % carrier_count_];
-      if (victim.slot_.load(std::memory_order_relaxed) == T{}) continue;  // hint
+      T item = victim.slot_.load(std::memory_order_relaxed);  // the CAS decides
+      if (!holds_item(item)) continue;  // empty, or the rescuer's mark: left for its owner
       // acquire: pairs with the fill's seq_cst store in push_from.
-      const T item = victim.slot_.exchange(T{}, std::memory_order_acquire);
-      if (item != T{}) {
+      if (victim.slot_.compare_exchange_strong(item, T{}, std::memory_order_acquire,
+                                               std::memory_order_relaxed)) {
         out = item;
         return true;
       }
@@ -480,8 +550,9 @@ class BasicReadyQueue {
     return false;
   }
 
-  unsigned index_of(const Carrier& me) const {
-    return static_cast<unsigned>(&me - carriers_.get());
+  bool stole(Carrier& me) {
+    hand_on();
+    return took(me);
   }
 
   bool took(Carrier& me) {
@@ -493,7 +564,7 @@ class BasicReadyQueue {
   bool any_slot_filled() const {
     for (unsigned i = 0; i < carrier_count_; ++i)
       // seq_cst: [SLOT-I4]'s re-check, after the announcement.
-      if (carriers_[i].slot_.load(std::memory_order_seq_cst) != T{}) return true;
+      if (holds_item(carriers_[i].slot_.load(std::memory_order_seq_cst))) return true;
     return false;
   }
 
