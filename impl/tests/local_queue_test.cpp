@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "turnstile/detail/local_queue.hpp"
 
 namespace {
 
@@ -140,6 +141,53 @@ TEST(ThreadPoolLocalQueue, BatchesPostedFromRunsRunOnceAcrossStealsAndTheDrain) 
       });
   }
   for (int i = 0; i < kRoots * kFan; ++i) ASSERT_EQ(runs[i].load(), 1) << "item " << i;
+}
+
+// spec: [RT-2.2]
+// [LOCAL-I1] [LOCAL-I2] BasicLocalQueue on its own (one thread): a full queue
+// refuses a push and a push2 without changing; the ring wraps around in
+// order; a steal takes the oldest ceil(n/2), at most `max`, oldest first;
+// drain_to moves everything in order and leaves it empty.
+TEST(LocalQueue, BoundsWraparoundStealsAndDrainKeepOrder) {
+  using Q = detail::BasicLocalQueue<StdSync, int*, 8>;
+  int items[40] = {};
+  Q q;
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(q.push(&items[i]));
+  EXPECT_FALSE(q.push(&items[8]));            // full
+  EXPECT_FALSE(q.push2(nullptr, &items[8]));  // full, one needed
+  EXPECT_EQ(q.size(), 8U);
+  int* out = nullptr;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(q.pop(out));
+    EXPECT_EQ(out, &items[i]);
+  }
+  // 3 left (5, 6, 7); push2 needs two of the five free places, wrapping around.
+  ASSERT_TRUE(q.push2(&items[8], &items[9]));
+  ASSERT_TRUE(q.push(&items[10]));
+  ASSERT_TRUE(q.push(&items[11]));
+  EXPECT_FALSE(q.push2(&items[12], &items[13]));  // one place left: both or neither
+  ASSERT_TRUE(q.push(&items[12]));
+  EXPECT_EQ(q.size(), 8U);
+  int* batch[8] = {};
+  // ceil(8/2) = 4, capped at 3: the three oldest.
+  ASSERT_EQ(q.steal_half(batch, 3), 3U);
+  EXPECT_EQ(batch[0], &items[5]);
+  EXPECT_EQ(batch[1], &items[6]);
+  EXPECT_EQ(batch[2], &items[7]);
+  // 5 left: ceil(5/2) = 3.
+  ASSERT_EQ(q.steal_half(batch, 8), 3U);
+  EXPECT_EQ(batch[0], &items[8]);
+  EXPECT_EQ(batch[2], &items[10]);
+  std::vector<int*> drained;
+  q.drain_to(drained);
+  EXPECT_EQ(drained, (std::vector<int*>{&items[11], &items[12]}));
+  EXPECT_EQ(q.size(), 0U);
+  EXPECT_FALSE(q.pop(out));
+  EXPECT_EQ(q.steal_half(batch, 8), 0U);
+  // One item: a steal takes it.
+  ASSERT_TRUE(q.push(&items[20]));
+  ASSERT_EQ(q.steal_half(batch, 8), 1U);
+  EXPECT_EQ(batch[0], &items[20]);
 }
 
 }  // namespace
