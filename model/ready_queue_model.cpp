@@ -475,6 +475,43 @@ struct LocalFair : rl::test_suite<LocalFair, 2> {
   }
 };
 
+// shared-turn-slot: one carrier, shared_every 2. Item 0 runs; meanwhile T1
+// posts item 4 to the shared queue; item 0 then posts item 1 (its slot only).
+// The second pop is a shared turn: it moves item 1 from the slot to the local
+// queue and takes item 4, whose run posts item 5 (the slot again). Checks
+// [LOCAL-I3] with a filled slot and [SLOT-I1]'s empty slot at a run's start:
+// item 4 runs second, and nothing is lost when item 5 fills the slot.
+struct SharedTurnSlot : rl::test_suite<SharedTurnSlot, 2> {
+  static constexpr const char* kChecks =
+      "a shared turn while the slot holds a hand-off: the hand-off waits in the local queue, "
+      "the next run's hand-off does not overwrite it, each runs once";
+  Harness h{QueueOptions{.carriers = 1, .hand_off = true, .shared_every = 2}};
+  Resume item0_started;
+  Resume item4_posted;
+
+  void before() {
+    h.expected = 4;
+    h.items[0].started = &item0_started;
+    h.items[0].unblock = &item4_posted;
+    h.items[0].posts[0] = &h.items[1];
+    h.items[4].posts[0] = &h.items[5];
+  }
+  void thread(unsigned idx) {
+    if (idx == 0) return h.carrier(0, true);
+    h.post(0);
+    item0_started.wait();
+    h.post(4);
+    item4_posted.post();
+    h.all_ran.wait();
+    h.q.stop();
+  }
+  void after() {
+    RL_ASSERT(h.done.load(std::memory_order_relaxed) == h.expected);
+    for (int i : {0, 1, 4, 5}) RL_ASSERT(h.items[i].runs.load() == 1);
+    RL_ASSERT(h.order[1].load() == 4);  // [LOCAL-I3] the shared turn
+  }
+};
+
 // rescued-then-post: one carrier with slots and the rescuer. Item 0 posts
 // item 1 (its slot), lets the rescuer look (scheduling points where the
 // product's run would go on working), then posts item 2. Checks [SLOT-I1]
@@ -558,5 +595,6 @@ TURNSTILE_MODEL_MAIN("ready_queue", {
     suite<LocalFair, "local-fair">({bounded(2), random_search(20000)}),
     // Bound 2 is 1.6 M executions (16 s): ci/model-long's.
     suite<RescuedThenPost, "rescued-then-post">({bounded(1), random_search(20000)}),
+    suite<SharedTurnSlot, "shared-turn-slot">({bounded(2), random_search(20000)}),
     suite<PollerSteals, "poller-steals">({random_search(100000)}),
 })
