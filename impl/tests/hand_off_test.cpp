@@ -14,29 +14,13 @@ namespace {
 
 using namespace turnstile;
 
-// Start order, written by the items (one carrier, or under the mutex).
-struct StartOrder {
-  std::mutex mu;
-  std::vector<int> ids;
-  void add(int id) {
-    std::lock_guard lock(mu);
-    ids.push_back(id);
-  }
-  int position_of(int id) {
-    std::lock_guard lock(mu);
-    for (std::size_t i = 0; i < ids.size(); ++i)
-      if (ids[i] == id) return static_cast<int>(i);
-    return -1;
-  }
-};
-
 // spec: [RT-2.2]
 // With one carrier the hand-off is observable: item 0 runs while item 1 waits
 // in the shared queue; item 0's post (2) runs next, ahead of item 1. Without
 // the slot (hand_off false), item 1 runs first, as before.
 TEST(ThreadPoolHandOff, ARunsFirstPostRunsNextAheadOfOlderItems) {
   for (bool hand_off : {true, false}) {
-    StartOrder order;
+    tt::StartOrder order;
     tt::Gate queued;
     tt::CountDown all(3);
     {
@@ -70,7 +54,7 @@ TEST(ThreadPoolHandOff, ARunsFirstPostRunsNextAheadOfOlderItems) {
 TEST(ThreadPoolHandOff, AChainOfHandOffsDoesNotStarveTheSharedQueue) {
   constexpr int kChain = 50;
   constexpr int kWaiting = -1;
-  StartOrder order;
+  tt::StartOrder order;
   tt::Gate queued;
   tt::CountDown all(kChain + 2);
   {

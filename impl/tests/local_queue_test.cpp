@@ -18,28 +18,13 @@ namespace {
 using namespace turnstile;
 using Queue = detail::BasicReadyQueue<StdSync, Runnable*>;
 
-struct StartOrder {
-  std::mutex mu;
-  std::vector<int> ids;
-  void add(int id) {
-    std::lock_guard lock(mu);
-    ids.push_back(id);
-  }
-  int position_of(int id) {
-    std::lock_guard lock(mu);
-    for (std::size_t i = 0; i < ids.size(); ++i)
-      if (ids[i] == id) return static_cast<int>(i);
-    return -1;
-  }
-};
-
 // spec: [RT-2.2]
 // [LOCAL-I1]: one carrier, a run that posts more items than its local queue
 // holds (the slot, then the local queue, then the spill to the shared queue,
 // then the run's posts after the spill): they start in post order.
 TEST(ThreadPoolLocalQueue, ARunsPostsBeyondItsLocalQueueStartInPostOrder) {
   constexpr int kPosts = 2 * static_cast<int>(Queue::kLocalCapacity) + 37;
-  StartOrder order;
+  tt::StartOrder order;
   tt::CountDown all(kPosts);
   {
     ThreadPool pool(1);
@@ -68,7 +53,7 @@ TEST(ThreadPoolLocalQueue, AHeldRunsLocalPostsAreStolenInPostOrder) {
   for (unsigned spin : {0u, ThreadPool::kDefaultSpinRounds}) {
     ThreadPool pool(2, spin);
     for (int round = 0; round < 50; ++round) {
-      StartOrder order;
+      tt::StartOrder order;
       tt::CountDown ran(kPosts);
       tt::Gate a_done;
       pool.post_fn([&] {
@@ -95,7 +80,7 @@ TEST(ThreadPoolLocalQueue, ACarrierFedByItsOwnPostsStillRunsTheSharedQueue) {
   constexpr int kPosts = 40;
   constexpr int kA = -1;
   constexpr int kX = -2;
-  StartOrder order;
+  tt::StartOrder order;
   tt::Gate x_queued;
   tt::CountDown all(kPosts + 2);
   {

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <atomic>
+#include <mutex>
+#include <vector>
 #include <thread>
 #include <utility>
 
@@ -99,5 +101,22 @@ inline std::thread::id carrier_thread_id() {
   static std::thread::id (*volatile read)() = [] { return std::this_thread::get_id(); };
   return read();
 }
+
+// The order items started in, written by the items themselves (one carrier,
+// or several under the mutex): the ThreadPool order tests' record.
+struct StartOrder {
+  std::mutex mu;
+  std::vector<int> ids;
+  void add(int id) {
+    std::lock_guard lock(mu);
+    ids.push_back(id);
+  }
+  int position_of(int id) {
+    std::lock_guard lock(mu);
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] == id) return static_cast<int>(i);
+    return -1;
+  }
+};
 
 }  // namespace tt

@@ -266,7 +266,7 @@ class BasicReadyQueue {
       // [LOCAL-I4] counted as parked first (seq_cst), then the local queues
       // re-read (seq_cst): a local push either is seen here or sees the count.
       parked_.fetch_add(1, std::memory_order_seq_cst);
-      while (items_.empty() && !stopping_.load() && !(hand_off_ && other_local_queued(c)))
+      while (items_.empty() && !stopping_.load() && !(hand_off_ && local_queued(c)))
         cv_.wait(mu_);
       parked_.fetch_sub(1, std::memory_order_seq_cst);
       const bool got = take_locked(out);
@@ -392,11 +392,18 @@ class BasicReadyQueue {
     // includes local items (a local push that saw a poller woke nobody, and
     // the poller took this item instead, [LOCAL-I4]; or this carrier's own,
     // left behind while it runs this item).
+    hand_on_locked();
+    return true;
+  }
+
+  // Wakes a parked carrier when nobody polls and work is queued: in the
+  // shared queue or, with slots, in any local queue ([READY-I2], [LOCAL-I4]).
+  void hand_on_locked() TURNSTILE_REQUIRES(mu_) {
+    // relaxed: parked_ changes under mu_, held here; polling_ as in push_locked().
     if (parked_.load(std::memory_order_relaxed) > 0 &&
         polling_.load(std::memory_order_relaxed) == 0 &&
-        (!items_.empty() || (hand_off_ && any_local_queued())))
+        (!items_.empty() || (hand_off_ && local_queued(carrier_count_))))
       cv_.notify_one();
-    return true;
   }
 
   // The owner's take of its slot, within the streak [SLOT-I3].
@@ -513,24 +520,15 @@ class BasicReadyQueue {
   // take_locked() does, hand it on to a parked carrier when nobody polls.
   void hand_on() {
     BasicLockGuard<typename Sync::mutex> lock(mu_);
-    // relaxed: parked_ changes under mu_, held here; polling_ as in push_locked().
-    if (parked_.load(std::memory_order_relaxed) > 0 &&
-        polling_.load(std::memory_order_relaxed) == 0 && (!items_.empty() || any_local_queued()))
-      cv_.notify_one();
+    hand_on_locked();
   }
 
-  // Whether any carrier's local queue holds items.
-  bool any_local_queued() const {
+  // Whether a local queue other than `except`'s holds items (except ==
+  // carrier_count_: any). seq_cst loads: [LOCAL-I4]'s re-check, after the
+  // parked count.
+  bool local_queued(unsigned except) const {
     for (unsigned i = 0; i < carrier_count_; ++i)
-      if (carriers_[i].local_.size() > 0) return true;
-    return false;
-  }
-
-  // Whether a local queue other than c's holds items (seq_cst: [LOCAL-I4]'s
-  // re-check, after the parked count).
-  bool other_local_queued(unsigned c) const {
-    for (unsigned i = 0; i < carrier_count_; ++i)
-      if (i != c && carriers_[i].local_.size() > 0) return true;
+      if (i != except && carriers_[i].local_.size() > 0) return true;
     return false;
   }
 
