@@ -2,6 +2,7 @@
 #include "turnstile/scheduler.hpp"
 
 #include <algorithm>
+#include <ctime>  // clock_gettime, CLOCK_MONOTONIC_COARSE (POSIX)
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -103,6 +104,56 @@ void ThreadPool::post(Runnable& item) {
   else
     ready_.push(&item);  // [RT-2.2] FIFO: carriers take from the front
 }
+
+namespace {
+using Clock = Scheduler::Clock;
+
+#if defined(__linux__) && defined(CLOCK_MONOTONIC_COARSE)
+Clock::duration from_timespec(const timespec& ts) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::seconds(ts.tv_sec) +
+                                                     std::chrono::nanoseconds(ts.tv_nsec));
+}
+Clock::time_point read_coarse() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return Clock::time_point(from_timespec(ts));
+}
+// [RT-8.1] Twice the coarse clock's resolution (a reading lags the tick it
+// shows by under one resolution; the second is room for a tick in flight), or
+// zero (coarse_now() is now()) when the clock cannot stand in for now(): no
+// resolution, one over 10 ms, or no reading of three that falls between
+// now() - error and the now() read right after it (another time base than
+// steady_clock's).
+Clock::duration measure_coarse_error() {
+  timespec res{};
+  if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0) return Clock::duration::zero();
+  const Clock::duration error = 2 * from_timespec(res);
+  if (error <= Clock::duration::zero() || error > std::chrono::milliseconds(20))
+    return Clock::duration::zero();
+  for (int i = 0; i < 3; ++i) {
+    const auto coarse = read_coarse();
+    const auto fine = Clock::now();
+    if (coarse <= fine && fine - coarse <= error) return error;
+  }
+  return Clock::duration::zero();
+}
+Clock::duration coarse_clock_error() {
+  static const Clock::duration error = measure_coarse_error();  // once per process
+  return error;
+}
+#else
+Clock::duration coarse_clock_error() { return Clock::duration::zero(); }
+#endif
+}  // namespace
+
+Scheduler::Clock::time_point ThreadPool::coarse_now() const {
+#if defined(__linux__) && defined(CLOCK_MONOTONIC_COARSE)
+  if (coarse_clock_error() > Clock::duration::zero()) return read_coarse();
+#endif
+  return now();
+}
+
+Scheduler::Clock::duration ThreadPool::coarse_error() const { return coarse_clock_error(); }
 
 void ThreadPool::arm_timer(std::shared_ptr<detail::TimerEntry> entry) {
   timers_->arm(std::move(entry));  // false: destroying, dropped [RT-8.5]

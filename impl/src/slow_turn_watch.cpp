@@ -6,11 +6,30 @@
 
 namespace turnstile::detail {
 
+namespace {
+// a + b, at most nanoseconds::max() (b >= 0; a slow_turn may be "never").
+std::chrono::nanoseconds saturating_add(std::chrono::nanoseconds a, std::chrono::nanoseconds b) {
+  return a >= std::chrono::nanoseconds::max() - b ? std::chrono::nanoseconds::max() : a + b;
+}
+
+// [TURN-4.2] [RT-8.1] The coarse clock's error when the watch reads it: with
+// the scheduler's clock only, and only when slow_turn dwarfs that error.
+std::chrono::nanoseconds coarse_margin(const Scheduler& timers, std::chrono::nanoseconds slow_turn,
+                                       bool injected_clock) {
+  if (injected_clock) return std::chrono::nanoseconds::zero();
+  const auto error = std::chrono::duration_cast<std::chrono::nanoseconds>(timers.coarse_error());
+  if (error <= std::chrono::nanoseconds::zero() || slow_turn / SlowTurnWatch::kCoarseFactor < error)
+    return std::chrono::nanoseconds::zero();
+  return error;
+}
+}  // namespace
+
 SlowTurnWatch::SlowTurnWatch(Scheduler& timers, std::chrono::nanoseconds slow_turn,
                              std::function<Clock::time_point()> clock, SlowTurnReport& report)
     : timers_(timers),
       slow_turn_(slow_turn),
       clock_(std::move(clock)),
+      margin_(coarse_margin(timers, slow_turn, static_cast<bool>(clock_))),
       report_(report),
       watchdog_(timers, [this] { fired(); }) {}
 
@@ -22,7 +41,10 @@ SlowTurnWatch::~SlowTurnWatch() {
 }
 
 SlowTurnWatch::Clock::time_point SlowTurnWatch::now() const {
-  return clock_ ? clock_() : timers_.now();  // [TURN-4.2] the scheduler's clock
+  if (clock_) return clock_();
+  // [TURN-4.2] the scheduler's clock; its coarse reading when margin_ allows
+  // for its error (never later than now(), at most margin_ earlier).
+  return margin_ > std::chrono::nanoseconds::zero() ? timers_.coarse_now() : timers_.now();
 }
 
 void SlowTurnWatch::started(RunningTurn& t, const std::string& method,
@@ -37,7 +59,11 @@ void SlowTurnWatch::started(RunningTurn& t, const std::string& method,
   newest_ = &t;
   // [TURN-4.2] a watchdog that needs no user call: armed for this turn unless
   // it is armed already, for an older turn (whose deadline comes first).
-  if (!armed_) arm(slow_turn_, clock_ ? timers_.now() : started);
+  // With the coarse clock, `started` may lag the turn's start by margin_ and
+  // a later reading lag by as much again: due once the fine clock passes
+  // started + slow_turn + 2 * margin_, when every later coarse reading shows
+  // more than slow_turn + margin_ (overdue()).
+  if (!armed_) arm(saturating_add(slow_turn_, 2 * margin_), clock_ ? timers_.now() : started);
 }
 
 // mu_ held: a watchdog that fires at once waits for the lock. Due at the first
@@ -55,7 +81,7 @@ void SlowTurnWatch::take_late(bool hold, std::vector<Late>& out) {
   const auto t_now = now();
   for (RunningTurn* t = oldest_; t != nullptr; t = t->newer) {
     const auto elapsed = t_now - t->started;
-    if (t->reported || elapsed <= slow_turn_) continue;
+    if (t->reported || !overdue(elapsed)) continue;
     t->reported = true;   // [TURN-4.2] once: the other finders and the settle see it
     t->reporting = hold;  // the watchdog's report: its settle waits for it to return
     out.push_back({t, *t->method, elapsed, std::string(t->trace_call)});
@@ -82,8 +108,10 @@ void SlowTurnWatch::fired() {
     // scheduler's makes this look again when the turn may be due by it.
     for (RunningTurn* t = oldest_; t != nullptr; t = t->newer) {
       if (t->reported) continue;
-      const auto left = slow_turn_ - (now() - t->started);
-      arm(std::max(left, std::chrono::nanoseconds(0)), timers_.now());
+      // With the coarse clock: margin_ more on the fine clock, so that the
+      // next firing's coarse reading finds it late (no firing a tick early).
+      const auto left = saturating_add(slow_turn_, margin_) - (now() - t->started);
+      arm(saturating_add(std::max(left, std::chrono::nanoseconds(0)), margin_), timers_.now());
       break;
     }
   }
@@ -112,7 +140,7 @@ void SlowTurnWatch::settled(RunningTurn& t) {
     (t.older != nullptr ? t.older->newer : oldest_) = t.newer;
     (t.newer != nullptr ? t.newer->older : newest_) = t.older;
     elapsed = t_now - t.started;
-    report = !t.reported && elapsed > slow_turn_;  // [TURN-4.2] once per turn
+    report = !t.reported && overdue(elapsed);  // [TURN-4.2] once per turn
     // [TURN-4.2] lazily cancelled: the watchdog stays armed when the last
     // running turn settles, fires once with nothing due and is dropped (or
     // re-armed for a turn started since); no timer-queue work per turn.

@@ -35,6 +35,8 @@ class Strand final : public Scheduler, public std::enable_shared_from_this<Stran
   // Time is the underlying scheduler's: its clock, its timer queue; a due
   // timer armed here is posted to this strand [RT-8.1] [RT-8.2].
   Clock::time_point now() const override { return underlying_.now(); }
+  Clock::time_point coarse_now() const override { return underlying_.coarse_now(); }
+  Clock::duration coarse_error() const override { return underlying_.coarse_error(); }
   void arm_timer(std::shared_ptr<detail::TimerEntry> entry) override {
     underlying_.arm_timer(std::move(entry));
   }

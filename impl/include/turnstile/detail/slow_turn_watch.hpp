@@ -21,6 +21,15 @@
 // Each report is made outside the watch's lock, so a report may call check()
 // or start turns; it must not wait for a turn of the watch it reports from.
 //
+// The clock: the injected one, else the scheduler's. With the scheduler's and
+// a slow_turn of at least kCoarseFactor times its coarse_error() (a ThreadPool
+// on Linux: 2 to 8 ms, so from 0.2 to 0.8 s; the 5 s default), started() and
+// settled() read coarse_now() (about 3 ns, against 25 for now() on a VM: two
+// readings per turn were a tenth of a pipelined call's time) and a turn is
+// late once its coarse elapsed time exceeds slow_turn by more than that error
+// (`margin_`), so it is never reported before it has run longer than
+// slow_turn, and at most two errors after its deadline ([TURN-4.2]).
+//
 // Thread safety: started() and settled() are called by the turns, one at a time
 // in start and settle order (an activation's strand, [TURN-1.2]); check() from
 // any thread. Every field of the list is guarded by the watch's mutex.
@@ -71,6 +80,9 @@ class SlowTurnReport {
 class SlowTurnWatch {
  public:
   using Clock = std::chrono::steady_clock;
+  // The scheduler's coarse clock is read when slow_turn is at least this many
+  // times its coarse_error() [TURN-4.2].
+  static constexpr int kCoarseFactor = 100;
   // `timers`: the scheduler the watchdog is armed on and fires on. `clock`
   // measures a turn's elapsed time; empty: timers.now(), the watchdog's clock.
   SlowTurnWatch(Scheduler& timers, std::chrono::nanoseconds slow_turn,
@@ -103,10 +115,16 @@ class SlowTurnWatch {
   void stand_down(UniqueLock& lock) TURNSTILE_REQUIRES(mu_);
   void fired();  // the watchdog's item, on `timers`
   Clock::time_point now() const;
+  // [TURN-4.2] longer than slow_turn, by more than the coarse clock's error.
+  bool overdue(std::chrono::nanoseconds elapsed) const {
+    return elapsed > slow_turn_ && elapsed - slow_turn_ > margin_;
+  }
 
   Scheduler& timers_;
   const std::chrono::nanoseconds slow_turn_;
   const std::function<Clock::time_point()> clock_;
+  // The coarse clock's error when now() reads it, else zero (exact).
+  const std::chrono::nanoseconds margin_;
   SlowTurnReport& report_;
   Mutex mu_;
   std::condition_variable cv_;  // a watchdog report or firing ended
