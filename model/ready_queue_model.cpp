@@ -296,6 +296,27 @@ struct RunOrder : rl::test_suite<RunOrder, 2> {
   }
 };
 
+// The poster thread of slot-streak, local-fair and shared-turn-slot: posts item
+// 0, waits until it runs, posts item 4 to the shared queue while item 0 still
+// runs, then lets item 0 go on (to its own posts); stops the queue once every
+// item ran.
+struct LatePost {
+  Resume item0_started;
+  Resume item4_posted;
+  void hold_item0(Harness& h) {
+    h.items[0].started = &item0_started;
+    h.items[0].unblock = &item4_posted;
+  }
+  void poster(Harness& h) {
+    h.post(0);
+    item0_started.wait();
+    h.post(4);
+    item4_posted.post();
+    h.all_ran.wait();
+    h.q.stop();
+  }
+};
+
 // slot-streak: one carrier with slots, a streak of one. Item 0 runs, and while
 // it runs T1 posts item 4 to the shared queue; item 0 then starts a chain of
 // hand-offs (0 posts 1, 1 posts 2, 2 posts 3). Checks [SLOT-I3]: item 4, queued
@@ -306,23 +327,16 @@ struct SlotStreak : rl::test_suite<SlotStreak, 2> {
       "one carrier, a chain of hand-offs while another item waits in the shared queue: the "
       "waiting item runs after at most slot_streak of them";
   Harness h{QueueOptions{.carriers = 1, .hand_off = true, .slot_streak = 1}};
-  Resume item0_started;
-  Resume item4_posted;
+  LatePost late;
 
   void before() {
     h.expected = 5;
-    h.items[0].started = &item0_started;
-    h.items[0].unblock = &item4_posted;
+    late.hold_item0(h);
     for (int i = 0; i < 3; ++i) h.items[i].posts[0] = &h.items[i + 1];
   }
   void thread(unsigned idx) {
     if (idx == 0) return h.carrier(0, true);
-    h.post(0);
-    item0_started.wait();
-    h.post(4);
-    item4_posted.post();
-    h.all_ran.wait();
-    h.q.stop();
+    late.poster(h);
   }
   void after() {
     h.check_all_ran_once();
@@ -451,23 +465,16 @@ struct LocalFair : rl::test_suite<LocalFair, 2> {
       "one carrier fed by its own posts while an item waits in the shared queue: the waiting "
       "item runs within shared_every pops";
   Harness h{QueueOptions{.carriers = 1, .hand_off = true, .slot_streak = 8, .shared_every = 2}};
-  Resume item0_started;
-  Resume item4_posted;
+  LatePost late;
 
   void before() {
     h.expected = 5;
-    h.items[0].started = &item0_started;
-    h.items[0].unblock = &item4_posted;
+    late.hold_item0(h);
     for (int i = 0; i < 3; ++i) h.items[0].posts[i] = &h.items[i + 1];
   }
   void thread(unsigned idx) {
     if (idx == 0) return h.carrier(0, true);
-    h.post(0);
-    item0_started.wait();
-    h.post(4);
-    item4_posted.post();
-    h.all_ran.wait();
-    h.q.stop();
+    late.poster(h);
   }
   void after() {
     h.check_all_ran_once();
@@ -486,24 +493,17 @@ struct SharedTurnSlot : rl::test_suite<SharedTurnSlot, 2> {
       "a shared turn while the slot holds a hand-off: the hand-off waits in the local queue, "
       "the next run's hand-off does not overwrite it, each runs once";
   Harness h{QueueOptions{.carriers = 1, .hand_off = true, .shared_every = 2}};
-  Resume item0_started;
-  Resume item4_posted;
+  LatePost late;
 
   void before() {
     h.expected = 4;
-    h.items[0].started = &item0_started;
-    h.items[0].unblock = &item4_posted;
+    late.hold_item0(h);
     h.items[0].posts[0] = &h.items[1];
     h.items[4].posts[0] = &h.items[5];
   }
   void thread(unsigned idx) {
     if (idx == 0) return h.carrier(0, true);
-    h.post(0);
-    item0_started.wait();
-    h.post(4);
-    item4_posted.post();
-    h.all_ran.wait();
-    h.q.stop();
+    late.poster(h);
   }
   void after() {
     RL_ASSERT(h.done.load(std::memory_order_relaxed) == h.expected);
