@@ -127,7 +127,10 @@ struct ActivationOptions {
   SlowTurnHandler on_slow_turn;
   // Measures a turn's elapsed time. Default: the scheduler's clock
   // (Scheduler::now(): steady_clock on a ThreadPool, virtual on a
-  // ManualScheduler), the one the watchdog's deadline is armed on. [TURN-4.2]
+  // ManualScheduler), the one the watchdog's deadline is armed on; with a
+  // slow_turn of at least 100 times Scheduler::coarse_error(), its coarse
+  // reading (a ThreadPool's 5 s default: 3 ns a reading instead of 25; a turn
+  // is then slow once it ran longer by more than that error). [TURN-4.2]
   std::function<Clock::time_point()> clock;
 };
 

@@ -55,14 +55,7 @@ class BasicLocalQueue {
   BasicLocalQueue& operator=(const BasicLocalQueue&) = delete;
 
   // Owner. Appends `item`; false when the queue is full (nothing changed).
-  bool push(T item) {
-    BasicLockGuard<typename Sync::mutex> lock(mu_);
-    const std::size_t n = count_.load();
-    if (n == Capacity) return false;
-    ring_[(head_.load() + n) % Capacity] = item;
-    publish(n + 1);
-    return true;
-  }
+  bool push(T item) { return push2(nullptr, item); }
 
   // Owner. Appends `first` (when not null) and then `item`; false when they do
   // not both fit (nothing changed). One lock for a hand-off's two posts.
@@ -82,13 +75,7 @@ class BasicLocalQueue {
   bool pop(T& out) {
     if (size_.load(std::memory_order_relaxed) == 0) return false;  // owner: only it adds
     BasicLockGuard<typename Sync::mutex> lock(mu_);
-    const std::size_t n = count_.load();
-    if (n == 0) return false;  // a thief took the rest
-    const std::size_t head = head_.load();
-    out = ring_[head];  // [LOCAL-I1] the oldest
-    head_.store((head + 1) % Capacity);
-    publish(n - 1);
-    return true;
+    return take_front(1, [&out](T item) { out = item; }) == 1;  // 0: a thief took the rest
   }
 
   // Any thread. Moves the oldest ceil(n/2) items (at most `max`) into out[0..],
@@ -99,17 +86,9 @@ class BasicLocalQueue {
     // sees it here too; decided again below, under the mutex.
     if (size_.load(std::memory_order_seq_cst) == 0) return 0;
     BasicLockGuard<typename Sync::mutex> lock(mu_);
-    const std::size_t n = count_.load();
-    std::size_t take = (n + 1) / 2;
+    std::size_t take = (count_.load() + 1) / 2;
     if (take > max) take = max;
-    std::size_t head = head_.load();
-    for (std::size_t i = 0; i < take; ++i) {
-      out[i] = ring_[head];
-      head = (head + 1) % Capacity;
-    }
-    head_.store(head);
-    publish(n - take);
-    return take;
+    return take_front(take, [&out](T item) { *out++ = item; });
   }
 
   // Owner, when a post does not fit: appends every item to `out` (push_back),
@@ -118,14 +97,7 @@ class BasicLocalQueue {
   template <class Container>
   void drain_to(Container& out) {
     BasicLockGuard<typename Sync::mutex> lock(mu_);
-    const std::size_t n = count_.load();
-    std::size_t head = head_.load();
-    for (std::size_t i = 0; i < n; ++i) {
-      out.push_back(ring_[head]);
-      head = (head + 1) % Capacity;
-    }
-    head_.store(head);
-    publish(0);
+    take_front(count_.load(), [&out](T item) { out.push_back(item); });
   }
 
   // Items queued now. seq_cst: the ready queue's park re-check reads it
@@ -135,6 +107,25 @@ class BasicLocalQueue {
   std::size_t size_hint() const { return size_.load(std::memory_order_relaxed); }
 
  private:
+  // The one take of pop(), steal_half() and drain_to(): removes the oldest
+  // min(n, size) items, oldest first ([LOCAL-I1]), handing each to `sink`,
+  // and publishes the new size; returns how many. Nothing is published when
+  // nothing is taken.
+  template <class Sink>
+  std::size_t take_front(std::size_t n, Sink sink) TURNSTILE_REQUIRES(mu_) {
+    const std::size_t count = count_.load();
+    if (n > count) n = count;
+    if (n == 0) return 0;
+    std::size_t head = head_.load();
+    for (std::size_t i = 0; i < n; ++i) {
+      sink(ring_[head]);
+      head = (head + 1) % Capacity;
+    }
+    head_.store(head);
+    publish(count - n);  // [LOCAL-I2] removed under the mutex
+    return n;
+  }
+
   void publish(std::size_t n) TURNSTILE_REQUIRES(mu_) {
     count_.store(n);
     // seq_cst: the store half of [LOCAL-I4]'s pair (a push, then the pusher's
