@@ -65,8 +65,8 @@ class BasicLocalQueue {
     const bool two = first != nullptr;  // items are pointers (BasicReadyQueue)
     if (Capacity - n < (two ? 2U : 1U)) return false;
     const std::size_t head = head_.load();
-    if (two) ring_[(head + n++) % Capacity] = first;
-    ring_[(head + n++) % Capacity] = item;
+    if (two) ring_[(head + n++) % Capacity].store(first);
+    ring_[(head + n++) % Capacity].store(item);
     publish(n);
     return true;
   }
@@ -118,7 +118,7 @@ class BasicLocalQueue {
     if (n == 0) return 0;
     std::size_t head = head_.load();
     for (std::size_t i = 0; i < n; ++i) {
-      sink(ring_[head]);
+      sink(ring_[head].load());
       head = (head + 1) % Capacity;
     }
     head_.store(head);
@@ -134,7 +134,9 @@ class BasicLocalQueue {
   }
 
   mutable typename Sync::mutex mu_;
-  std::array<T, Capacity> ring_ TURNSTILE_GUARDED_BY(mu_){};
+  // Each slot a Sync::var: the model checks every slot access for a race (a
+  // take outside the mutex, a push over a slot a thief still reads).
+  std::array<typename Sync::template var<T>, Capacity> ring_ TURNSTILE_GUARDED_BY(mu_);
   typename Sync::template var<std::size_t> head_ TURNSTILE_GUARDED_BY(mu_);
   typename Sync::template var<std::size_t> count_ TURNSTILE_GUARDED_BY(mu_);
   typename Sync::template atomic<std::size_t> size_{0};  // count_, readable outside mu_
