@@ -61,21 +61,35 @@ class CoarseReport final : public detail::SlowTurnReport {
 constexpr std::chrono::nanoseconds kCoarseSlow = 802ms;
 constexpr std::chrono::nanoseconds kCoarseErr = 2 * CoarseManual::kTick;
 
+// A watch over a CoarseManual and its one turn, started `start_at` after the
+// clock's zero (a whole number of ticks plus the offset into one).
+struct WatchedTurn {
+  ManualScheduler ms;
+  CoarseManual coarse{ms};
+  CoarseReport report;
+  const std::string method = "m";
+  detail::SlowTurnWatch watch;
+  detail::RunningTurn turn;
+  Scheduler::Clock::time_point start{};
+  WatchedTurn(std::chrono::nanoseconds slow, Scheduler::Clock::duration start_at)
+      : watch(coarse, slow, {}, report) {
+    ms.advance(start_at);
+    start = ms.now();
+    watch.started(turn, method, {});
+  }
+};
+
 // spec: [TURN-4.2] [RT-8.1]
 TEST(SlowTurnCoarse, ATurnIsNeverSlowBeforeItRanLongerThanSlowTurnAndIsReportedWithinTwoErrors) {
   for (const bool by_check : {false, true}) {
     for (const auto offset : {0ms, 1ms, 2ms, 3ms}) {
       SCOPED_TRACE(testing::Message() << (by_check ? "check" : "watchdog") << ", start "
                                       << offset.count() << " ms into a tick");
-      ManualScheduler ms;
-      CoarseManual coarse(ms);
-      CoarseReport report;
-      const std::string m = "m";
-      detail::SlowTurnWatch watch(coarse, kCoarseSlow, {}, report);
-      ms.advance(100 * CoarseManual::kTick + offset);
-      const auto start = ms.now();
-      detail::RunningTurn t;
-      watch.started(t, m, {});
+      WatchedTurn w(kCoarseSlow, 100 * CoarseManual::kTick + offset);
+      ManualScheduler& ms = w.ms;
+  CoarseReport& report = w.report;
+  detail::SlowTurnWatch& watch = w.watch;
+      const auto start = w.start;
       std::size_t firings = 0;
       while (report.seen.empty()) {  // every step of the turn, until it is reported
         const auto true_elapsed = ms.now() - start;
@@ -95,7 +109,7 @@ TEST(SlowTurnCoarse, ATurnIsNeverSlowBeforeItRanLongerThanSlowTurnAndIsReportedW
       if (!by_check) {
         EXPECT_EQ(firings, 1u) << "the watchdog fired before the coarse clock showed it due";
       }
-      watch.settled(t);
+      watch.settled(w.turn);
       EXPECT_EQ(report.seen.size(), 1u);  // once
     }
   }
@@ -108,22 +122,15 @@ TEST(SlowTurnCoarse, ASettleIsNeverSlowAtOrBelowSlowTurnAndAlwaysTwoErrorsAboveI
       SCOPED_TRACE(testing::Message() << "start " << offset.count() << " ms into a tick, ran "
                                       << std::chrono::duration_cast<std::chrono::milliseconds>(ran).count()
                                       << " ms");
-      ManualScheduler ms;
-      CoarseManual coarse(ms);
-      CoarseReport report;
-      const std::string m = "m";
-      detail::SlowTurnWatch watch(coarse, kCoarseSlow, {}, report);
-      ms.advance(100 * CoarseManual::kTick + offset);
-      detail::RunningTurn t;
-      watch.started(t, m, {});
-      ms.advance(ran);  // the watchdog's item, if due, is posted, not run
-      watch.settled(t);
-      ms.run_until_idle();
+      WatchedTurn w(kCoarseSlow, 100 * CoarseManual::kTick + offset);
+      w.ms.advance(ran);  // the watchdog's item, if due, is posted, not run
+      w.watch.settled(w.turn);
+      w.ms.run_until_idle();
       if (ran <= kCoarseSlow) {
-        EXPECT_TRUE(report.seen.empty());
+        EXPECT_TRUE(w.report.seen.empty());
       } else {
-        ASSERT_EQ(report.seen.size(), 1u);
-        EXPECT_EQ(report.seen[0].by, "settle");
+        ASSERT_EQ(w.report.seen.size(), 1u);
+        EXPECT_EQ(w.report.seen[0].by, "settle");
       }
     }
   }
@@ -131,15 +138,11 @@ TEST(SlowTurnCoarse, ASettleIsNeverSlowAtOrBelowSlowTurnAndAlwaysTwoErrorsAboveI
 
 // spec: [TURN-4.2] [RT-8.1]
 TEST(SlowTurnCoarse, ASlowTurnUnderAHundredErrorsIsMeasuredExactly) {
-  ManualScheduler ms;
-  CoarseManual coarse(ms);
-  CoarseReport report;
-  const std::string m = "m";
   const auto slow = 100 * kCoarseErr - 1ns;  // just under: the fine clock
-  detail::SlowTurnWatch watch(coarse, slow, {}, report);
-  ms.advance(3ms);  // 3 ms into a tick: a coarse start would be 3 ms early
-  detail::RunningTurn t;
-  watch.started(t, m, {});
+  WatchedTurn w(slow, 3ms);  // 3 ms into a tick: a coarse start would be 3 ms early
+  ManualScheduler& ms = w.ms;
+  CoarseReport& report = w.report;
+  detail::SlowTurnWatch& watch = w.watch;
   ms.advance(slow);
   ms.run_until_idle();
   watch.check();
@@ -149,7 +152,7 @@ TEST(SlowTurnCoarse, ASlowTurnUnderAHundredErrorsIsMeasuredExactly) {
   ASSERT_EQ(report.seen.size(), 1u);
   EXPECT_EQ(report.seen[0].by, "watchdog");
   EXPECT_EQ(report.seen[0].elapsed, slow + 1ns);  // exact
-  watch.settled(t);
+  watch.settled(w.turn);
 }
 
 // spec: [RT-8.1]
