@@ -20,6 +20,9 @@
 #       puts the mutant's patched headers first on <target>'s include path, and
 #       compiles <target> with TURNSTILE_MUTANT_FLAGS (MODEL: a Relacy model,
 #       TURNSTILE_MODEL_MUTANT_FLAGS); every mutant target calls it.
+#   turnstile_unit_source_mutant(<ctest> <NAME> PREFIX <p> [OBJECTS <lib>] SOURCE <f> FILTER <t>)
+#       the builder of the unit suites caught by one test source (impl/tests,
+#       impl/tests/windows), defined below.
 #   turnstile_unit_mutant_test(<ctest> <exe> <Suite.Test>)
 #       registers <ctest> (labels unit, mutant): passes only if <exe>'s gtest test
 #       <Suite.Test> ran and failed (expect_failed.cmake); the unit-test suites'
@@ -251,6 +254,34 @@ function(turnstile_mutant_patches_headers name out)
   else()
     set(${out} FALSE PARENT_SCOPE)
   endif()
+endfunction()
+
+# The builder of the unit suites whose mutants are caught by one test source
+# (impl/tests: unit.runtime; impl/tests/windows: unit.windows):
+#   turnstile_unit_source_mutant(<ctest> <NAME> PREFIX <exe prefix>
+#                                [OBJECTS <object library>] SOURCE <file> FILTER <Suite.Test>)
+# <file>, in the calling directory, built against the mutant's patched headers
+# first; for a patch of library sources only, and when the suite gives its
+# OBJECTS, the clean objects as they are (compiled once for the clean suite and
+# every such mutant). Linked against the mutant's library; the ctest passes only
+# if <Suite.Test> ran and failed (turnstile_unit_mutant_test).
+function(turnstile_unit_source_mutant test name)
+  cmake_parse_arguments(A "" "PREFIX;OBJECTS;SOURCE;FILTER" "" ${ARGN})
+  string(REGEX REPLACE "^unit\\.mutant\\." "" short ${test})
+  string(REPLACE "." "_" short ${short})
+  set(exe ${A_PREFIX}_${short})
+  turnstile_mutant_library_of(${name} lib)
+  turnstile_mutant_patches_headers(${name} headers)
+  if(headers OR NOT A_OBJECTS)
+    add_executable(${exe} ${CMAKE_CURRENT_SOURCE_DIR}/${A_SOURCE})
+    target_include_directories(${exe} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+    turnstile_mutant_headers(${exe} ${name} PRIVATE)
+  else()
+    add_executable(${exe} $<TARGET_OBJECTS:${A_OBJECTS}>)
+  endif()
+  target_link_libraries(${exe} PRIVATE ${lib} turnstile_test_support GTest::gtest_main
+    turnstile_warnings)
+  turnstile_unit_mutant_test(${test} ${exe} ${A_FILTER})
 endfunction()
 
 function(turnstile_unit_mutant_test test exe filter)
