@@ -39,6 +39,8 @@
 #include "model_main.hpp"
 #include "model_resume.hpp"
 
+#include <initializer_list>
+
 namespace {
 
 using Sync = turnstile::RelacySync;
@@ -168,6 +170,16 @@ struct BasicHarness {
     RL_ASSERT(done.load(std::memory_order_relaxed) == expected);
     for (int i = 0; i < expected; ++i) RL_ASSERT(items[i].runs.load() == 1);
   }
+  // The same when the items that run are not 0..expected-1.
+  void check_ran_once(std::initializer_list<int> ids) {
+    RL_ASSERT(done.load(std::memory_order_relaxed) == expected);
+    for (int i : ids) RL_ASSERT(items[i].runs.load() == 1);
+  }
+  // One-carrier suites whose items are posted 0, 1, 2, ...: [SLOT-I1]
+  // [RT-2.2], they ran in that order.
+  void check_ran_in_post_order() {
+    for (int n = 0; n < expected; ++n) RL_ASSERT(order[n].load() == n);
+  }
 
   // One-carrier suites: where item `id` ran.
   int position_of(int id) {
@@ -292,7 +304,7 @@ struct RunOrder : rl::test_suite<RunOrder, 2> {
   void thread(unsigned idx) { h.pool_thread(idx, 1, 1, false); }
   void after() {
     h.check_all_ran_once();
-    for (int n = 0; n < 3; ++n) RL_ASSERT(h.order[n].load() == n);  // [SLOT-I1]
+    h.check_ran_in_post_order();
   }
 };
 
@@ -452,7 +464,7 @@ struct LocalSpill : rl::test_suite<LocalSpill, 2> {
   void thread(unsigned idx) { h.pool_thread(idx, 1, 1, false); }
   void after() {
     h.check_all_ran_once();
-    for (int n = 0; n < 7; ++n) RL_ASSERT(h.order[n].load() == n);  // [SLOT-I1]
+    h.check_ran_in_post_order();
   }
 };
 
@@ -506,8 +518,7 @@ struct SharedTurnSlot : rl::test_suite<SharedTurnSlot, 2> {
     late.poster(h);
   }
   void after() {
-    RL_ASSERT(h.done.load(std::memory_order_relaxed) == h.expected);
-    for (int i : {0, 1, 4, 5}) RL_ASSERT(h.items[i].runs.load() == 1);
+    h.check_ran_once({0, 1, 4, 5});
     RL_ASSERT(h.order[1].load() == 4);  // [LOCAL-I3] the shared turn
   }
 };
@@ -533,7 +544,7 @@ struct RescuedThenPost : rl::test_suite<RescuedThenPost, 3> {
   void thread(unsigned idx) { h.pool_thread(idx, 1, 1, false, true); }
   void after() {
     h.check_all_ran_once();
-    for (int n = 0; n < 3; ++n) RL_ASSERT(h.order[n].load() == n);  // [SLOT-I1]
+    h.check_ran_in_post_order();
   }
 };
 

@@ -142,15 +142,13 @@ Clock::duration coarse_clock_error() {
   return error;
 }
 #else
+Clock::time_point read_coarse() noexcept { return Clock::now(); }  // never read: no error
 Clock::duration coarse_clock_error() { return Clock::duration::zero(); }
 #endif
 }  // namespace
 
 Scheduler::Clock::time_point ThreadPool::coarse_now() const {
-#if defined(__linux__) && defined(CLOCK_MONOTONIC_COARSE)
-  if (coarse_clock_error() > Clock::duration::zero()) return read_coarse();
-#endif
-  return now();
+  return coarse_clock_error() > Clock::duration::zero() ? read_coarse() : now();
 }
 
 Scheduler::Clock::duration ThreadPool::coarse_error() const { return coarse_clock_error(); }

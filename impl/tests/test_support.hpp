@@ -11,9 +11,9 @@
 
 #include <atomic>
 #include <mutex>
-#include <vector>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "turnstile/turnstile.hpp"
 #include "turnstile_test/guards.hpp"

@@ -88,9 +88,10 @@
 //    once and 22 us after the poll (impl/bench/README.md).
 //  - [LOCAL-I3] A local queue does not starve the shared queue: every
 //    shared_every-th pop of a carrier takes the shared queue's oldest first,
-//    when it holds any (as its relaxed size hint shows: a stale zero skips
-//    that turn, a later one takes it) (a carrier fed by its own posts still runs what other
-//    threads queue; the slot's item, if any, goes behind the local ones).
+//    when it holds any, as its relaxed size hint shows (a stale zero skips
+//    that turn; a later one takes it). So a carrier fed by its own posts still
+//    runs what other threads queue; the slot's item, if any, goes behind the
+//    local ones.
 //  - [LOCAL-I4] No lost wake-up for local work: a local push publishes the
 //    queue's size (seq_cst) and then reads the parked count (seq_cst); a
 //    parking carrier counts itself (seq_cst) under the mutex and then re-reads
