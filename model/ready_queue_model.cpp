@@ -61,7 +61,8 @@ struct Item {
   Resume* started = nullptr;  // slot-streak: posted as the item starts
   Item* posts[6] = {};        // hand-off suites: posted by this item's run (push_from)
   Resume* hold = nullptr;     // held-hand-off: after its posts, this item waits here
-  int pauses_after_first = 0; // rescued-then-post: scheduling points between posts 0 and 1
+  int pauses_after_first = 0; // rescued-then-post: scheduling points before post `pause_at`
+  int pause_at = 1;
   Resume* posted = nullptr;   // poller-steals: posted after this item's posts, before its hold
 };
 
@@ -121,7 +122,7 @@ struct BasicHarness {
       for (int k = 0; k < 6; ++k) {
         Item* next = it->posts[k];
         if (next == nullptr) continue;
-        if (k == 1)
+        if (k == it->pause_at)
           for (int p = 0; p < it->pauses_after_first; ++p) Sync::pause();  // the rescuer's window
         next->payload.store(100 + next->id);  // [SLOT-I2] ordered before its taker's read
         q.push_from(idx, next);
@@ -397,20 +398,23 @@ struct HandOffDrain : rl::test_suite<HandOffDrain, 4> {
 };
 
 // ---------------------------------------------------------------------------
-// The local queues ([LOCAL-I1]..[LOCAL-I4], detail/local_queue.hpp): a run's
-// later posts wait in its carrier's local queue (capacity 4 here), and an
-// idle carrier that polled in vain steals the oldest half at once.
+// The local queues ([LOCAL-I1]..[LOCAL-I5], detail/local_queue.hpp): a run's
+// later posts wait in its carrier's local queue (capacity 4 here); the
+// rescuer moves one whose items waited a whole look to the shared queue, and
+// idle carriers steal from them only while the pool stops.
 
-// local-steal: two carriers with slots, no rescuer. Item 0 posts items 1, 2
-// and 3 from its run (1 to the slot, then 1 and 2 to the local queue, then 3)
-// and holds its carrier until item 3 has run. Checks [LOCAL-I4] (the other
-// carrier, polling, parking or parked, is woken or sees the local items),
-// [LOCAL-I2] (a batch steal, then the rest) and [LOCAL-I1] [RT-2.2] (the
-// run's posts start in post order, each exactly once).
-struct LocalSteal : rl::test_suite<LocalSteal, 3> {
+// local-rescue: two carriers with slots and the rescuer. Item 0 posts items
+// 1, 2 and 3 from its run (1 to the slot, then 1 and 2 to the local queue,
+// then 3) and holds its carrier until item 3 has run. Checks [LOCAL-I4] (the
+// rescuer, awake, parking or parked, is woken or sees the local items),
+// [LOCAL-I2] [LOCAL-I5] (the rescue, and the run's later posts after it) and
+// [LOCAL-I1] [RT-2.2] (the run's posts start in post order, each exactly
+// once), whichever of a slot steal, a slot rescue and a local rescue moves
+// them.
+struct LocalRescue : rl::test_suite<LocalRescue, 4> {
   static constexpr const char* kChecks =
-      "an item that posts three more and then holds its carrier until the last ran: the other "
-      "carrier steals them (a batch, then the rest), runs them in post order, each once";
+      "an item that posts three more and then holds its carrier until the last ran: the "
+      "rescuer moves them to the other carrier, which runs them in post order, each once";
   Harness h{QueueOptions{.carriers = 2, .hand_off = true, .record_order = true}};
   Resume item3_ran;
 
@@ -420,7 +424,7 @@ struct LocalSteal : rl::test_suite<LocalSteal, 3> {
     h.items[0].hold = &item3_ran;
     h.items[3].releases = &item3_ran;
   }
-  void thread(unsigned idx) { h.pool_thread(idx, 2, 1, false); }
+  void thread(unsigned idx) { h.pool_thread(idx, 2, 1, false, true); }
   void after() {
     h.check_all_ran_once();
     RL_ASSERT(h.position_of(1) < h.position_of(2));  // [LOCAL-I1] [RT-2.2]
@@ -548,6 +552,31 @@ struct RescuedThenPost : rl::test_suite<RescuedThenPost, 3> {
   }
 };
 
+// local-rescued-then-post: one carrier with the rescuer. Item 0 posts items
+// 1 and 2 (the slot, then both to the local queue), lets the rescuer look
+// (scheduling points where the product's run would go on working), then
+// posts item 3. Checks [LOCAL-I5] [RT-2.2] across a local rescue: when the
+// rescuer moved items 1 and 2 to the shared queue, item 3 follows them there
+// instead of overtaking them from the local queue: 0, 1, 2, 3, each once.
+struct LocalRescuedThenPost : rl::test_suite<LocalRescuedThenPost, 3> {
+  static constexpr const char* kChecks =
+      "a run's local posts rescued before the run's next post: they still run in post order, "
+      "each once";
+  Harness h{QueueOptions{.carriers = 1, .hand_off = true}};
+
+  void before() {
+    h.expected = 4;
+    for (int i = 0; i < 3; ++i) h.items[0].posts[i] = &h.items[i + 1];
+    h.items[0].pause_at = 2;
+    h.items[0].pauses_after_first = 4;
+  }
+  void thread(unsigned idx) { h.pool_thread(idx, 1, 1, false, true); }
+  void after() {
+    h.check_all_ran_once();
+    h.check_ran_in_post_order();
+  }
+};
+
 // poller-steals: three carriers with slots and a cap of one poller, no
 // rescuer. Item 0 posts item 1 (its slot) and holds its carrier until item 1
 // has run; once item 1 is in the slot, T3 posts item 2 to the shared queue;
@@ -600,12 +629,14 @@ TURNSTILE_MODEL_MAIN("ready_queue", {
     // executions here (1.4 s), bound 1 runs for minutes: ci/model-long's.
     suite<HeldHandOff, "held-hand-off">({bounded(0), random_search(100000)}),
     suite<HandOffDrain, "hand-off-drain">({bounded(0), random_search(100000)}),
-    suite<LocalSteal, "local-steal">({bounded(1), random_search(100000)}),
+    // Four threads again; bound 0 is 1.36 M executions here (21 s): ci/model-long's.
+    suite<LocalRescue, "local-rescue">({random_search(100000)}),
     suite<LocalStop, "local-stop">({bounded(1), random_search(100000)}),
     suite<LocalSpill, "local-spill">({bounded(2), random_search(20000)}),
     suite<LocalFair, "local-fair">({bounded(2), random_search(20000)}),
     // Bound 2 is 1.6 M executions (16 s): ci/model-long's.
     suite<RescuedThenPost, "rescued-then-post">({bounded(1), random_search(20000)}),
+    suite<LocalRescuedThenPost, "local-rescued-then-post">({bounded(1), random_search(20000)}),
     suite<SharedTurnSlot, "shared-turn-slot">({bounded(2), random_search(20000)}),
     suite<PollerSteals, "poller-steals">({random_search(100000)}),
 })

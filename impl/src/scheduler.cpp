@@ -168,9 +168,10 @@ void ThreadPool::carrier_loop(unsigned index) {
   tl_pool = nullptr;
 }
 
-// [SLOT-I2] One look per rescue interval while hand-offs happen; parked
-// (costing nothing) while none does. The sleep is the product's pacing, not a
-// test's ordering: whatever the interval, a slot item is taken exactly once.
+// [SLOT-I2] [LOCAL-I2] One look per rescue interval while hand-offs happen or
+// a local queue holds items; parked (costing nothing) while neither does. The
+// sleep is the product's pacing, not a test's ordering: whatever the
+// interval, a slot or local item is taken exactly once.
 void ThreadPool::rescuer_loop() {
   for (;;) {
     while (ready_.rescue()) std::this_thread::sleep_for(kRescueInterval);

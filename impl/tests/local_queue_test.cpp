@@ -1,7 +1,9 @@
-// ThreadPool's local queues (detail/ready_queue.hpp, [LOCAL-I1]..[LOCAL-I4]):
-// a run's later posts wait on its carrier, in order, behind its hand-off; an
-// idle carrier steals the oldest half; the shared queue is not starved; a post
-// that does not fit spills the local queue to the shared one in order.
+// ThreadPool's local queues (detail/ready_queue.hpp, [LOCAL-I1]..[LOCAL-I5]):
+// a run's later posts wait on its carrier, in order, behind its hand-off; the
+// rescuer moves those its carrier does not get to to the shared queue, and the
+// run's later posts follow them; the shared queue is not starved; a post that
+// does not fit spills the local queue to the shared one in order; a stopping
+// pool's idle carriers steal the oldest half.
 // Every window is held open with a Gate; nothing here sleeps.
 #include <gtest/gtest.h>
 
@@ -43,12 +45,12 @@ TEST(ThreadPoolLocalQueue, ARunsPostsBeyondItsLocalQueueStartInPostOrder) {
 }
 
 // spec: [RT-2.2]
-// [LOCAL-I2] [LOCAL-I4]: the window of a run that holds its carrier after five
-// posts (one hand-off, four local items): the other carrier, parked (spin 0:
-// nobody polls, so only the local push's wake-up can reach it) or polling,
-// takes them all, a batch and then the rest, and starts them in post order. A
-// stranded local item hangs the test.
-TEST(ThreadPoolLocalQueue, AHeldRunsLocalPostsAreStolenInPostOrder) {
+// [LOCAL-I2] [LOCAL-I4] [LOCAL-I5]: the window of a run that holds its carrier
+// after five posts (one hand-off, four local items): the rescuer, woken by
+// the posts (or awake), moves them to the shared queue and the other carrier,
+// parked (spin 0) or polling, starts them all in post order. A stranded local
+// item hangs the test.
+TEST(ThreadPoolLocalQueue, AHeldRunsLocalPostsAreRescuedInPostOrder) {
   constexpr int kPosts = 5;
   for (unsigned spin : {0u, ThreadPool::kDefaultSpinRounds}) {
     ThreadPool pool(2, spin);
@@ -111,8 +113,8 @@ TEST(ThreadPoolLocalQueue, ACarrierFedByItsOwnPostsStillRunsTheSharedQueue) {
 
 // spec: [RT-2.2] [RT-2.3]
 // Every item runs exactly once when several carriers post batches from their
-// runs while others steal, and when the pool is destroyed with local queues
-// full: the drain runs them.
+// runs while the rescuer moves some, and when the pool is destroyed with local
+// queues full: the drain (its idle carriers stealing) runs them.
 TEST(ThreadPoolLocalQueue, BatchesPostedFromRunsRunOnceAcrossStealsAndTheDrain) {
   constexpr int kRoots = 200;
   constexpr int kFan = 7;
@@ -130,7 +132,7 @@ TEST(ThreadPoolLocalQueue, BatchesPostedFromRunsRunOnceAcrossStealsAndTheDrain) 
 
 // spec: [RT-2.2]
 // [LOCAL-I1] [LOCAL-I2] BasicLocalQueue on its own (one thread): a full queue
-// refuses a push and a push2 without changing; the ring wraps around in
+// refuses a push and a push_run without changing; the ring wraps around in
 // order; a steal takes the oldest ceil(n/2), at most `max`, oldest first;
 // drain_to moves everything in order and leaves it empty.
 TEST(LocalQueue, BoundsWraparoundStealsAndDrainKeepOrder) {
@@ -139,18 +141,18 @@ TEST(LocalQueue, BoundsWraparoundStealsAndDrainKeepOrder) {
   Q q;
   for (int i = 0; i < 8; ++i) ASSERT_TRUE(q.push(&items[i]));
   EXPECT_FALSE(q.push(&items[8]));            // full
-  EXPECT_FALSE(q.push2(nullptr, &items[8]));  // full, one needed
+  EXPECT_FALSE(q.push_run(nullptr, &items[8], false));  // full, one needed
   EXPECT_EQ(q.size(), 8U);
   int* out = nullptr;
   for (int i = 0; i < 5; ++i) {
     ASSERT_TRUE(q.pop(out));
     EXPECT_EQ(out, &items[i]);
   }
-  // 3 left (5, 6, 7); push2 needs two of the five free places, wrapping around.
-  ASSERT_TRUE(q.push2(&items[8], &items[9]));
+  // 3 left (5, 6, 7); push_run needs two of the five free places, wrapping around.
+  ASSERT_TRUE(q.push_run(&items[8], &items[9], true));
   ASSERT_TRUE(q.push(&items[10]));
   ASSERT_TRUE(q.push(&items[11]));
-  EXPECT_FALSE(q.push2(&items[12], &items[13]));  // one place left: both or neither
+  EXPECT_FALSE(q.push_run(&items[12], &items[13], false));  // one place left: both or neither
   ASSERT_TRUE(q.push(&items[12]));
   EXPECT_EQ(q.size(), 8U);
   int* batch[8] = {};
@@ -173,6 +175,37 @@ TEST(LocalQueue, BoundsWraparoundStealsAndDrainKeepOrder) {
   ASSERT_TRUE(q.push(&items[20]));
   ASSERT_EQ(q.steal_half(batch, 8), 1U);
   EXPECT_EQ(batch[0], &items[20]);
+}
+
+// spec: [RT-2.2]
+// [LOCAL-I2] [LOCAL-I5] The rescuer's take on its own (one thread): nothing
+// moves while every item pushed before the mark (the rescuer's previous look)
+// was taken since; once one is left, every item moves, oldest first, and the
+// run that was posting is sealed: its later push is refused, unchanged, until
+// a new run's first push reopens the queue.
+TEST(LocalQueue, ARescueMovesOnlyAWaitingQueueAndSealsItsRun) {
+  using Q = detail::BasicLocalQueue<StdSync, int*, 8>;
+  int items[8] = {};
+  Q q;
+  std::vector<int*> rescued;
+  ASSERT_TRUE(q.push_run(nullptr, &items[0], true));
+  const std::size_t first_look = q.pushed();
+  ASSERT_TRUE(q.push_run(&items[1], &items[2], false));
+  int* out = nullptr;
+  ASSERT_TRUE(q.pop(out));  // the owner took what was there at the first look
+  EXPECT_EQ(q.rescue_to(rescued, first_look), 0U);
+  EXPECT_EQ(q.size(), 2U);
+  const std::size_t second_look = q.pushed();
+  EXPECT_EQ(q.rescue_to(rescued, second_look), 2U);  // 1 and 2 waited a whole look
+  EXPECT_EQ(rescued, (std::vector<int*>{&items[1], &items[2]}));
+  EXPECT_EQ(q.size(), 0U);
+  EXPECT_FALSE(q.push_run(nullptr, &items[3], false));  // [LOCAL-I5] sealed
+  EXPECT_EQ(q.size(), 0U);
+  ASSERT_TRUE(q.push(&items[3]));  // between runs: no seal applies
+  ASSERT_TRUE(q.push_run(&items[4], &items[5], true));  // a new run's first push reopens
+  ASSERT_TRUE(q.push_run(nullptr, &items[6], false));
+  EXPECT_EQ(q.size(), 4U);
+  EXPECT_EQ(q.rescue_to(rescued, q.taken()), 0U);  // nothing pushed before that mark is left
 }
 
 }  // namespace

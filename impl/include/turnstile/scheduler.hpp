@@ -168,14 +168,17 @@ class Scheduler {
 // that carrier's slot and runs next on the same carrier, once the running
 // item returns, instead of waking another carrier. Later posts of the same
 // run go to the carrier's local queue (detail/local_queue.hpp; [LOCAL-I1]..
-// [LOCAL-I4]), in post order, after the slot's item: the carrier takes them
-// next, and an idle carrier steals the oldest half at once (the shared queue
-// when the local one is full). A carrier runs at most kDefaultSlotStreak slot
-// items in a row while the shared queue has work, and takes the shared
-// queue's oldest every sixteenth pop. An item that holds its carrier does not strand its hand-off: a
-// carrier that polled in vain steals it, and the pool's rescuer thread (one
-// per pool of two or more carriers, awake only while hand-offs happen) moves
-// it to the shared queue after one to two rescue intervals (kRescueInterval).
+// [LOCAL-I5]), in post order, after the slot's item: the carrier takes them
+// next (the shared queue when the local one is full). A carrier runs at most
+// kDefaultSlotStreak slot items in a row while the shared queue has work, and
+// takes the shared queue's oldest every sixteenth pop. An item that holds its
+// carrier does not strand its hand-off or its local queue: a carrier that
+// polled in vain steals the hand-off, and the pool's rescuer thread (one per
+// pool of two or more carriers, awake only while hand-offs happen or a local
+// queue holds items) moves the hand-off, and a local queue whose items have
+// waited a whole rescue interval, to the shared queue after one to two rescue
+// intervals (kRescueInterval). A pool whose runs fan out work meant to start
+// on every carrier at once is built with hand_off false.
 // hand_off false: every post goes to the shared queue (the behaviour before).
 class ThreadPool final : public Scheduler {
  public:
@@ -183,7 +186,7 @@ class ThreadPool final : public Scheduler {
   static constexpr unsigned kAutoPollers = 0;        // max(1, hardware_concurrency / 2)
   static constexpr unsigned kUnlimitedPollers = ~0u;  // every idle carrier polls (the default)
 
-  static constexpr std::chrono::microseconds kRescueInterval{1000};  // [SLOT-I2]
+  static constexpr std::chrono::microseconds kRescueInterval{1000};  // [SLOT-I2] [LOCAL-I2]
 
   // carriers == 0 means min(hardware_concurrency, 4) (at least 1).
   explicit ThreadPool(unsigned carriers = 0) : ThreadPool(carriers, kDefaultSpinRounds) {}

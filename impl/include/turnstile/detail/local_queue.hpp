@@ -1,36 +1,47 @@
 // turnstile/detail/local_queue.hpp: one carrier's local run queue (issue 28).
 // A bounded FIFO ring the carrier fills with what its running item posts
-// (after the hand-off slot's one item), takes from its front, and that an idle
-// carrier steals from in batches: the oldest half at once.
+// (after the hand-off slot's one item) and takes from its front. Nobody else
+// takes from it while the pool runs: the pool's rescuer moves it whole to the
+// shared queue once items in it have waited a rescue interval
+// (rescue_to()), and an idle carrier of a stopping pool steals the oldest
+// half (steal_half()).
 //
 // Why: with one shared queue, every post a run makes and every take by the
 // other carrier meet on one mutex and one cache line (perf of
 // BM_Base_LaneRunMany/carriers:2: about a fifth of the time in that mutex,
 // two carriers four times slower than one). Here the owner's push and pop
-// take a lock nobody else holds while it is busy, and a thief pays for the
-// cross-core transfer once per batch instead of once per item.
+// take a lock nobody else holds while it is busy. And work that its owner
+// takes within a rescue interval stays with it: a thief stealing at once
+// moved each fresh item, and the objects it touches, across cores
+// (BM_CafTs_CreateCall/threads:2, impl/bench/README.md).
 //
 // Guarantees
-//  - [LOCAL-I1] FIFO, batches included. push() appends; pop() and steal_half()
-//    take from the front, and steal_half() takes the oldest items in order. So
-//    items pushed by the owner are taken out of this queue in push order,
-//    whoever takes them; a thief that takes a batch holds its items in that
-//    order.
-//  - [LOCAL-I2] Each item is taken once: pop(), steal_half() and drain_to()
-//    remove what they return under the queue's mutex.
+//  - [LOCAL-I1] FIFO, batches included. push() appends; pop(), steal_half(),
+//    drain_to() and rescue_to() take from the front, oldest first. So items
+//    pushed by the owner are taken out of this queue in push order, whoever
+//    takes them; a thief or the rescuer that takes a batch holds its items in
+//    that order.
+//  - [LOCAL-I2] Each item is taken once: every take removes what it returns
+//    under the queue's mutex.
+//  - [LOCAL-I5] A rescue seals the owner's run: once rescue_to() moved the
+//    queue's items, push_run() refuses every later push of the run that was
+//    under way (its first push_run() of a run, first_of_run, reopens the
+//    queue), so the run's later posts follow the rescued ones to the shared
+//    queue instead of overtaking them from here.
 //  - size() is published with a seq_cst store under the mutex at every change,
 //    so a reader outside the mutex that loads it seq_cst sees a push that is
 //    before its load in the seq_cst order (the ready queue's [LOCAL-I4]
-//    wake-up pairs on this).
+//    rescuer wake-up pairs on this).
 //
-// Ordering: push() and the take that returns the item synchronise through
-// the mutex: what the pusher wrote before push() happens before what the
+// Ordering: a push and the take that returns the item synchronise through
+// the mutex: what the pusher wrote before the push happens before what the
 // taker does with the item (the model checks this with a Sync::var payload).
 //
-// Thread safety: push(), pop() and drain_to() only from the owning carrier;
-// steal_half() and size() from any thread. Nothing runs inside a call.
-// Template over Sync (turnstile/sync.hpp); model/ready_queue_model.cpp checks
-// it inside BasicReadyQueue with Relacy (RelacySync), capacity 4.
+// Thread safety: push(), push_run(), pop() and drain_to() only from the
+// owning carrier; steal_half(), rescue_to() and the hints from any thread.
+// Nothing runs inside a call. Template over Sync (turnstile/sync.hpp);
+// model/ready_queue_model.cpp checks it inside BasicReadyQueue with Relacy
+// (RelacySync), capacity 4.
 #pragma once
 
 #include <array>
@@ -54,37 +65,38 @@ class BasicLocalQueue {
   BasicLocalQueue(const BasicLocalQueue&) = delete;
   BasicLocalQueue& operator=(const BasicLocalQueue&) = delete;
 
-  // Owner. Appends `item`; false when the queue is full (nothing changed).
-  bool push(T item) { return push2(nullptr, item); }
-
-  // Owner. Appends `first` (when not null) and then `item`; false when they do
-  // not both fit (nothing changed). One lock for a hand-off's two posts.
-  bool push2(T first, T item) {
+  // Owner, between runs. Appends `item`; false when the queue is full
+  // (nothing changed). A seal is neither checked nor lifted.
+  bool push(T item) {
     BasicLockGuard<typename Sync::mutex> lock(mu_);
-    std::size_t n = count_.load();
-    const bool two = first != nullptr;  // items are pointers (BasicReadyQueue)
-    if (Capacity - n < (two ? 2U : 1U)) return false;
-    const std::size_t head = head_.load();
-    if (two) ring_[(head + n++) % Capacity].store(first);
-    ring_[(head + n++) % Capacity].store(item);
-    publish(n);
-    return true;
+    return append(nullptr, item);
+  }
+
+  // Owner, a running item's post. Appends `first` (when not null) and then
+  // `item`; false when they do not both fit or, unless first_of_run (the
+  // run's first push here), when a rescue sealed the queue ([LOCAL-I5]):
+  // nothing changed then. One lock for a hand-off's two posts.
+  bool push_run(T first, T item, bool first_of_run) {
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
+    if (first_of_run) {
+      sealed_.store(false);  // [LOCAL-I5] a new run: what was rescued is behind it
+    } else if (sealed_.load()) {
+      return false;  // [LOCAL-I5] the run's earlier posts left for the shared queue
+    }
+    return append(first, item);
   }
 
   // Owner. The oldest item into `out`; false when empty.
   bool pop(T& out) {
     if (size_.load(std::memory_order_relaxed) == 0) return false;  // owner: only it adds
     BasicLockGuard<typename Sync::mutex> lock(mu_);
-    return take_front(1, [&out](T item) { out = item; }) == 1;  // 0: a thief took the rest
+    return take_front(1, [&out](T item) { out = item; }) == 1;  // 0: taken by a rescue or a thief
   }
 
-  // Any thread. Moves the oldest ceil(n/2) items (at most `max`) into out[0..],
-  // oldest first ([LOCAL-I1]); returns how many.
+  // Any thread, while the pool stops. Moves the oldest ceil(n/2) items (at
+  // most `max`) into out[0..], oldest first ([LOCAL-I1]); returns how many.
   std::size_t steal_half(T* out, std::size_t max) {
-    // seq_cst (a plain load on x86): a thief that was woken for, or re-checked
-    // under [LOCAL-I4], a push that this load follows in the seq_cst order
-    // sees it here too; decided again below, under the mutex.
-    if (size_.load(std::memory_order_seq_cst) == 0) return 0;
+    if (size_.load(std::memory_order_relaxed) == 0) return 0;  // hint: decided below
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     std::size_t take = (count_.load() + 1) / 2;
     if (take > max) take = max;
@@ -100,14 +112,45 @@ class BasicLocalQueue {
     take_front(count_.load(), [&out](T item) { out.push_back(item); });
   }
 
-  // Items queued now. seq_cst: the ready queue's park re-check reads it
-  // against a push's publish ([LOCAL-I4] there).
+  // The rescuer. When some item pushed before `mark` (a pushed() reading from
+  // an earlier look) is still here, moves every item to `out` (push_back,
+  // oldest first) and seals the owner's run ([LOCAL-I5]); returns how many.
+  template <class Container>
+  std::size_t rescue_to(Container& out, std::size_t mark) {
+    BasicLockGuard<typename Sync::mutex> lock(mu_);
+    // relaxed: written under mu_, held here, so exact.
+    if (taken_.load(std::memory_order_relaxed) >= mark) return 0;  // taken since: its owner keeps up
+    const std::size_t n = take_front(count_.load(), [&out](T item) { out.push_back(item); });
+    if (n > 0) sealed_.store(true);
+    return n;
+  }
+
+  // Items queued now. seq_cst: the rescuer's park re-check reads it against
+  // a push's publish ([LOCAL-I4] in the ready queue).
   std::size_t size() const { return size_.load(std::memory_order_seq_cst); }
-  // The same, as a hint (a poll's look, a skipped lock).
+  // The same, as a hint (a skipped lock, the rescuer's look).
   std::size_t size_hint() const { return size_.load(std::memory_order_relaxed); }
+  // Items ever pushed, and ever taken (hints: the rescuer's "waited since my
+  // last look", decided again under the mutex by rescue_to()).
+  std::size_t pushed() const { return pushed_.load(std::memory_order_relaxed); }
+  std::size_t taken() const { return taken_.load(std::memory_order_relaxed); }
 
  private:
-  // The one take of pop(), steal_half() and drain_to(): removes the oldest
+  bool append(T first, T item) TURNSTILE_REQUIRES(mu_) {
+    std::size_t n = count_.load();
+    const bool two = first != nullptr;  // items are pointers (BasicReadyQueue)
+    if (Capacity - n < (two ? 2U : 1U)) return false;
+    const std::size_t head = head_.load();
+    if (two) ring_[(head + n++) % Capacity].store(first);
+    ring_[(head + n++) % Capacity].store(item);
+    // relaxed: a hint for the rescuer; written under mu_ only.
+    pushed_.store(pushed_.load(std::memory_order_relaxed) + (two ? 2U : 1U),
+                  std::memory_order_relaxed);
+    publish(n);
+    return true;
+  }
+
+  // The one take of pop(), steal_half(), drain_to() and rescue_to(): removes the oldest
   // min(n, size) items, oldest first ([LOCAL-I1]), handing each to `sink`,
   // and publishes the new size; returns how many. Nothing is published when
   // nothing is taken.
@@ -122,6 +165,8 @@ class BasicLocalQueue {
       head = (head + 1) % Capacity;
     }
     head_.store(head);
+    // relaxed: a hint for the rescuer; written under mu_ only.
+    taken_.store(taken_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     publish(count - n);  // [LOCAL-I2] removed under the mutex
     return n;
   }
@@ -129,7 +174,8 @@ class BasicLocalQueue {
   void publish(std::size_t n) TURNSTILE_REQUIRES(mu_) {
     count_.store(n);
     // seq_cst: the store half of [LOCAL-I4]'s pair (a push, then the pusher's
-    // load of the parked count; a parker's increment, then its load of this).
+    // load of the rescuer's announcement; the announcement, then the
+    // rescuer's load of this).
     size_.store(n, std::memory_order_seq_cst);
   }
 
@@ -139,7 +185,10 @@ class BasicLocalQueue {
   std::array<typename Sync::template var<T>, Capacity> ring_ TURNSTILE_GUARDED_BY(mu_);
   typename Sync::template var<std::size_t> head_ TURNSTILE_GUARDED_BY(mu_);
   typename Sync::template var<std::size_t> count_ TURNSTILE_GUARDED_BY(mu_);
+  typename Sync::template var<bool> sealed_ TURNSTILE_GUARDED_BY(mu_);  // [LOCAL-I5]
   typename Sync::template atomic<std::size_t> size_{0};  // count_, readable outside mu_
+  typename Sync::template atomic<std::size_t> pushed_{0};  // written under mu_; a hint outside
+  typename Sync::template atomic<std::size_t> taken_{0};   // written under mu_; a hint outside
 };
 
 }  // namespace turnstile::detail

@@ -1,9 +1,9 @@
 // turnstile/detail/ready_queue.hpp: the ThreadPool's ready queue. One FIFO
 // shared by every carrier, plus one hand-off slot and one local queue per
-// carrier (detail/local_queue.hpp); an idle carrier steals from the other
-// local queues, polls for a bounded while before it parks (at most
-// max_pollers carriers at once), and a push wakes a parked carrier only when
-// nobody is polling.
+// carrier (detail/local_queue.hpp); an idle carrier polls for a bounded while
+// before it parks (at most max_pollers carriers at once), and a push wakes a
+// parked carrier only when nobody is polling. A rescuer thread moves a
+// hand-off or local work that waits too long to the shared queue.
 //
 // Why (issue 28, impl/bench/caf_bench.cpp): a carrier that parks as soon as the
 // queue is empty turns every hand-off between two carriers (a caller's
@@ -19,18 +19,22 @@
 //    touching the fiber's storage; an idle carrier steals it, and the rescuer
 //    moves it to the shared queue, when the running item holds its carrier;
 //  - the local queue: the run's later posts wait on the same carrier too,
-//    behind a lock nobody else takes while it is busy, and an idle carrier
-//    steals the oldest half at once after a vain poll (BM_Base_LaneRunMany/carriers:2, 128
+//    behind a lock nobody else takes (BM_Base_LaneRunMany/carriers:2, 128
 //    lane items from one fiber: each post and each take met the other
-//    carrier on the shared queue's mutex).
+//    carrier on the shared queue's mutex). They stay its carrier's while it
+//    keeps up with them: the rescuer moves them to the shared queue only once
+//    some have waited a whole rescue interval. A thief that stole them at once
+//    moved each fresh item, and what it touches, across cores: 1,000 actors
+//    created and called from one fiber took 2.3 to 3.4 ms on two carriers
+//    against 0.8 ms on one (BM_CafTs_CreateCall, impl/bench/README.md).
 //
 // Guarantees
 //  - [RT-2.2] Order. pop() takes the shared queue's oldest item; items pushed
 //    to it by one thread are taken in push order, by whichever carriers take
 //    them. The posts one run makes (push_from, [SLOT-I1]) are taken in post
 //    order: each from the queue it waits in (slot, local queue, or the shared
-//    queue once the local one was full), and a thief takes a batch of the
-//    oldest ([LOCAL-I1]). A post may start before items queued earlier by
+//    queue once the local one was full or rescued), and a rescue or a thief
+//    takes the oldest ([LOCAL-I1]). A post may start before items queued earlier by
 //    other runs or threads: that is the hand-off and the local queue,
 //    bounded by [SLOT-I3] and [LOCAL-I3].
 //  - [READY-I1] No lost wake-up. A carrier parks only after it has re-checked,
@@ -47,7 +51,9 @@
 //    items queued (and any pushed while draining) and returns false only when
 //    stopped, the shared queue empty, the caller's own slot and local queue
 //    empty and a steal from the other local queues found nothing (what a
-//    running carrier posts after that is run by that carrier itself).
+//    running carrier posts after that is run by that carrier itself). While
+//    the pool stops, an idle carrier steals the oldest half of another's
+//    local queue at once (steal_local()): the drain uses every carrier.
 //  - Polling is bounded (spin_limit rounds of Sync::pause(), about 20 us on a
 //    current x86 core with the ThreadPool's limit), so an idle pool parks and
 //    costs nothing: no carrier polls for ever.
@@ -76,28 +82,29 @@
 //    second post moves there first. A post that does not fit moves the whole
 //    local queue, then itself, to the shared queue, and the run's later posts
 //    follow it there, so the run's posts keep their order.
-//  - [LOCAL-I2] Local items are anyone's, after a vain poll: an idle carrier
-//    that polled the shared queue in vain (at once: one back from parking,
-//    one refused a polling slot, one of a pool that stops) steals the oldest
-//    half of another carrier's local queue (at most kStealMax), runs the
-//    first and queues the rest in its own (empty) local queue; each item is
-//    taken once (local_queue.hpp [LOCAL-I2]). Work left behind wakes a parked
-//    carrier when nobody polls ([READY-I2]). The poll first keeps a run's
-//    fresh posts on their carrier, which takes them within microseconds: 128
-//    lane items posted by one fiber on two carriers took 43 us when stolen at
-//    once and 22 us after the poll (impl/bench/README.md).
+//  - [LOCAL-I2] Local items are their carrier's while it keeps up with them:
+//    while the pool runs, no other carrier takes from a local queue. The
+//    rescuer moves a local queue whole to the shared queue (in order, with
+//    push()'s wake-up) when an item that was in it at the rescuer's previous
+//    look is still there: so no local item waits more than about two rescue
+//    intervals while another carrier is idle ([RT-2.2]), and a carrier that
+//    takes its own posts within an interval keeps them, with no cache line
+//    crossing cores. The run that was posting there (if any) is sealed
+//    (local_queue.hpp [LOCAL-I5]): its later posts follow the rescued items
+//    to the shared queue. Each item is taken once (local_queue.hpp
+//    [LOCAL-I2]). While the pool stops, idle carriers steal ([READY-I3]).
 //  - [LOCAL-I3] A local queue does not starve the shared queue: every
 //    shared_every-th pop of a carrier takes the shared queue's oldest first,
 //    when it holds any, as its relaxed size hint shows (a stale zero skips
 //    that turn; a later one takes it). So a carrier fed by its own posts still
 //    runs what other threads queue; the slot's item, if any, goes behind the
 //    local ones.
-//  - [LOCAL-I4] No lost wake-up for local work: a local push publishes the
-//    queue's size (seq_cst) and then reads the parked count (seq_cst); a
-//    parking carrier counts itself (seq_cst) under the mutex and then re-reads
-//    every other local queue's size (seq_cst). One of the two sees the other:
-//    the push wakes it (unless a carrier polls, whose seq_cst decrement comes
-//    before its own re-check), or it does not park.
+//  - [LOCAL-I4] No lost rescuer wake-up for local work: a local push
+//    publishes the queue's size (seq_cst) and then reads the rescuer's
+//    announcement (seq_cst); the rescuer announces its park (seq_cst) and then
+//    re-reads every local queue's size (seq_cst). One of the two sees the
+//    other: the push wakes it, or it does not park. The rescuer stays awake
+//    while any local queue holds items.
 //  - [SLOT-I4] No lost rescuer wake-up: the rescuer announces its park
 //    (rescuer_parked_, seq_cst) and then re-checks every slot; a fill stores
 //    its slot (seq_cst) and then reads the announcement. One of the two sees
@@ -115,8 +122,8 @@
 // Where a popped item runs: on the calling carrier, after pop() returns
 // (ThreadPool::carrier_loop). Nothing runs inside push(), push_from() or pop().
 //
-// Lock order: mu_, then a local queue's mutex (a spill, shared_first(),
-// streak_used_up()); no other nesting.
+// Lock order: mu_, then a local queue's mutex (a spill, a rescue,
+// shared_first(), streak_used_up()); no other nesting.
 //
 // Thread safety: push(), stop() from any thread; pop(c) and push_from(c) only
 // from carrier c (push_from between two of its pop()s, i.e. while it runs an
@@ -183,8 +190,8 @@ class BasicReadyQueue {
   // A post made by carrier `c` while it runs an item ([SLOT-I1]): the run's
   // first goes to c's slot (no wake-up: c takes it when its item returns);
   // a later one moves the slot's item, if still there, and then itself to c's
-  // local queue ([LOCAL-I1]; the shared queue when that is full), and wakes a
-  // parked carrier when nobody polls ([LOCAL-I4]).
+  // local queue ([LOCAL-I1]; the shared queue when that is full or was
+  // rescued during this run), and wakes a parked rescuer ([LOCAL-I4]).
   void push_from(unsigned c, T item) {
     if (!hand_off_) return push(item);
     Carrier& me = carriers_[c];
@@ -206,14 +213,20 @@ class BasicReadyQueue {
       // [SLOT-I1] the rescuer moved the run's first post to the shared queue
       // (under mu_, which it held while it left this mark): follow it there.
       first = T{};
-      me.spilled_this_run_.store(true);
+      me.run_local_.store(kRunSpilled);
     }
-    if (!me.spilled_this_run_.load() && me.local_.push2(first, item))
-      return wake_for_local();  // [LOCAL-I1] [LOCAL-I4]
-    // Full: the whole local queue, then these two, to the shared queue in
-    // order (lock order: mu_, then a local queue's mutex); the run's later
-    // posts follow them there, so the run's posts keep their order ([SLOT-I1]).
-    me.spilled_this_run_.store(true);
+    const unsigned run_local = me.run_local_.load();
+    if (run_local != kRunSpilled && me.local_.push_run(first, item, run_local == kRunNone)) {
+      me.run_local_.store(kRunLocal);  // [LOCAL-I1]
+      // [LOCAL-I4] after the push's seq_cst publish of the local size.
+      if (rescuer_parked_.load(std::memory_order_seq_cst)) wake_rescuer();
+      return;
+    }
+    // Full, or rescued during this run ([LOCAL-I5]): the whole local queue
+    // (empty when rescued), then these two, to the shared queue in order
+    // (lock order: mu_, then a local queue's mutex); the run's later posts
+    // follow them there, so the run's posts keep their order ([SLOT-I1]).
+    me.run_local_.store(kRunSpilled);
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     me.local_.drain_to(items_);
     if (first != T{}) push_locked(first);
@@ -223,14 +236,14 @@ class BasicReadyQueue {
   // Carrier `c`'s next item into `out`: every shared_every-th time the
   // shared queue's oldest if any ([LOCAL-I3]); else its slot's (within the
   // streak, [SLOT-I3]); else its local queue's oldest; else the shared
-  // queue's oldest; else a batch stolen from another carrier's local queue
-  // ([LOCAL-I2]); else a slot item stolen after a vain poll; else it parks
-  // until one is pushed. Returns false once stop() was called and the shared
-  // queue, c's slot, c's local queue and every other local queue are empty.
+  // queue's oldest; else a slot item stolen after a vain poll ([SLOT-I2]);
+  // else it parks until one is pushed. Returns false once stop() was called
+  // and the shared queue, c's slot, c's local queue and every other local
+  // queue are empty (while stopping it steals from those, [READY-I3]).
   bool pop(unsigned c, T& out) {
     Carrier& me = carriers_[c];
     me.filled_this_run_.store(false);  // [SLOT-I1] c's previous run has returned
-    me.spilled_this_run_.store(false);
+    me.run_local_.store(kRunNone);
     if (hand_off_) {
       if (shared_turn(me, out)) return took(me);
       if (take_own_slot(me, out)) return took(me);
@@ -244,7 +257,6 @@ class BasicReadyQueue {
   // item) stays small enough to inline into the carrier's loop.
   [[gnu::noinline]] bool pop_wait(unsigned c, T& out) {
     Carrier& me = carriers_[c];
-    bool woken = false;  // [LOCAL-I2] back from a park (or its re-check): steal at once
     for (;;) {
       bool stopping = false;
       {
@@ -252,28 +264,27 @@ class BasicReadyQueue {
         if (take_locked(out)) return took(me);
         stopping = stopping_.load();
       }
-      if (hand_off_ && (woken || stopping) && steal_local(c, out)) return stole(me);
-      if (stopping) return false;  // [READY-I3] stopped and drained
-      // [LOCAL-I2] [SLOT-I2] steal only after a vain poll of the shared queue:
-      // a run's fresh posts are their carrier's first (a carrier that has just
-      // run out of work takes them within microseconds, with no cache line
-      // crossing cores), and a poll that saw the shared queue filled goes to
-      // take it, so no push that counted on this poller is left behind while
-      // it runs another carrier's work.
-      if (!poll() && hand_off_ && (steal_local(c, out) || steal(c, out))) return stole(me);
-      mu_.lock();
+      if (stopping) {
+        // [READY-I3] the drain: other carriers' local queues are anyone's now.
+        if (hand_off_ && steal_local(c, out)) return stole(me);
+        return false;  // stopped and drained
+      }
+      // [SLOT-I2] steal only after a vain poll of the shared queue: a run's
+      // fresh hand-off is its carrier's first (a carrier that has just run out
+      // of work takes it within microseconds, with no cache line crossing
+      // cores), and a poll that saw the shared queue filled goes to take it,
+      // so no push that counted on this poller is left behind while it runs
+      // another carrier's work. Local queues are left to their owners and the
+      // rescuer ([LOCAL-I2]).
+      if (!poll() && hand_off_ && steal(c, out)) return stole(me);
+      BasicLockGuard<typename Sync::mutex> lock(mu_);
       // [READY-I1] the re-check under the mutex, after this carrier stopped
       // counting as a poller (poll() decremented polling_ before returning).
-      // [LOCAL-I4] counted as parked first (seq_cst), then the local queues
-      // re-read (seq_cst): a local push either is seen here or sees the count.
-      parked_.fetch_add(1, std::memory_order_seq_cst);
-      while (items_.empty() && !stopping_.load() && !(hand_off_ && local_queued(c)))
-        cv_.wait(mu_);
-      parked_.fetch_sub(1, std::memory_order_seq_cst);
-      const bool got = take_locked(out);
-      mu_.unlock();
-      if (got) return took(me);
-      woken = true;  // stopping, or local work elsewhere: the next round steals or returns
+      parked_.store(parked_.load() + 1);
+      while (items_.empty() && !stopping_.load()) cv_.wait(mu_);
+      parked_.store(parked_.load() - 1);
+      if (take_locked(out)) return took(me);
+      // stopping: the next round steals or returns
     }
   }
 
@@ -284,15 +295,26 @@ class BasicReadyQueue {
     cv_.notify_all();
   }
 
-  // The rescuer's look ([SLOT-I2]): every slot item that was in its slot at
-  // the previous look too, with no pop() by its owner since, goes to the shared
-  // queue (with push()'s wake-up). Returns true while hand-offs go on (a slot
-  // filled now, or filled since the previous look): look again after the
-  // rescue interval; false: call wait_for_slots().
+  // The rescuer's look ([SLOT-I2], [LOCAL-I2]): every slot item that was in
+  // its slot at the previous look too, with no pop() by its owner since, and
+  // every local queue that still holds an item it held at the previous look,
+  // go to the shared queue (with push()'s wake-up). Returns true while
+  // hand-offs go on (a slot filled now, or filled since the previous look) or
+  // a local queue holds items: look again after the rescue interval; false:
+  // call wait_for_slots().
   bool rescue() {
     bool busy = false;
     for (unsigned i = 0; i < carrier_count_; ++i) {
       Carrier& c = carriers_[i];
+      // [LOCAL-I2] relaxed hints: rescue_to() decides again under the queue's
+      // mutex. Read before the look at the slot: local items are the older.
+      const std::size_t pushed = c.local_.pushed();
+      const bool queued = c.local_.size_hint() > 0;
+      if (queued && c.local_.taken() < c.seen_pushed_.load()) {
+        BasicLockGuard<typename Sync::mutex> lock(mu_);
+        if (c.local_.rescue_to(items_, c.seen_pushed_.load()) > 0) pushed_locked();
+      }
+      c.seen_pushed_.store(pushed);
       // relaxed: hints; the exchange below decides [SLOT-I2].
       const unsigned runs = c.runs_.load(std::memory_order_relaxed);
       const unsigned fills = c.fills_.load(std::memory_order_relaxed);
@@ -310,7 +332,7 @@ class BasicReadyQueue {
                                             std::memory_order_relaxed))
           push_locked(held);
       }
-      busy = busy || filled || fills != c.seen_fills_.load();
+      busy = busy || queued || filled || fills != c.seen_fills_.load();
       c.seen_filled_.store(filled);
       c.seen_runs_.store(runs);
       c.seen_fills_.store(fills);
@@ -318,15 +340,16 @@ class BasicReadyQueue {
     return busy;
   }
 
-  // Parks the rescuer until a slot is filled ([SLOT-I4]); returns false once
-  // close_rescuer() was called.
+  // Parks the rescuer until a slot is filled or a local queue gets an item
+  // ([SLOT-I4], [LOCAL-I4]); returns false once close_rescuer() was called.
   bool wait_for_slots() {
     BasicLockGuard<typename Sync::mutex> lock(rescue_mu_);
-    // seq_cst: [SLOT-I4]'s announcement, before the re-check of every slot.
+    // seq_cst: [SLOT-I4]'s and [LOCAL-I4]'s announcement, before the re-check
+    // of every slot and local queue.
     rescuer_parked_.store(true, std::memory_order_seq_cst);
     // relaxed: a fill's wake_rescuer clears it under rescue_mu_, held here.
     while (rescuer_parked_.load(std::memory_order_relaxed) && !rescue_closed_.load()) {
-      if (any_slot_filled()) {
+      if (any_rescuable()) {
         rescuer_parked_.store(false, std::memory_order_relaxed);  // under rescue_mu_
         break;
       }
@@ -364,20 +387,31 @@ class BasicReadyQueue {
     typename Sync::template var<unsigned> seen_runs_;     // rescuer only
     typename Sync::template var<unsigned> seen_fills_;    // rescuer only
     typename Sync::template var<unsigned> ticks_;         // owner only: pops since the last shared turn [LOCAL-I3]
-    typename Sync::template var<bool> spilled_this_run_;  // owner only: local was full
+    typename Sync::template var<unsigned> run_local_;     // owner only: kRunNone, kRunLocal, kRunSpilled
+    typename Sync::template var<std::size_t> seen_pushed_;  // rescuer only [LOCAL-I2]
     LocalQueue local_;  // [LOCAL-I1] the run's later posts; anyone steals
   };
 
+  // Where a run's posts stand in its local queue: none yet, some there, or
+  // following its earlier posts in the shared queue (the local queue was
+  // full, or rescued: [SLOT-I1], [LOCAL-I5]).
+  static constexpr unsigned kRunNone = 0;
+  static constexpr unsigned kRunLocal = 1;
+  static constexpr unsigned kRunSpilled = 2;
+
   void push_locked(T item) TURNSTILE_REQUIRES(mu_) {
     items_.push_back(item);
+    pushed_locked();
+  }
+
+  // After items were appended to items_: the size hint, and a wake-up.
+  void pushed_locked() TURNSTILE_REQUIRES(mu_) {
     // relaxed: a hint for pollers (they re-check under mu_); written under mu_ only.
     size_.store(items_.size(), std::memory_order_relaxed);
     // [READY-I1] relaxed is enough: a poller's decrement is sequenced before its
     // re-check under mu_, so when that re-check ran before this push, the
     // decrement happens before this load (through mu_) and is seen.
-    // relaxed parked_: written under mu_, held here.
-    if (parked_.load(std::memory_order_relaxed) > 0 &&
-        polling_.load(std::memory_order_relaxed) == 0) {
+    if (parked_.load() > 0 && polling_.load(std::memory_order_relaxed) == 0) {
       // Under the mutex: once the item is seen, its owner may destroy the pool
       // (this condition variable with it) before an unlocked notify ran.
       cv_.notify_one();
@@ -389,21 +423,16 @@ class BasicReadyQueue {
     out = items_.front();  // [RT-2.2] the oldest
     items_.pop_front();
     size_.store(items_.size(), std::memory_order_relaxed);  // hint, as in push()
-    // [READY-I2] work left that this carrier cannot take now: hand it on. That
-    // includes local items (a local push that saw a poller woke nobody, and
-    // the poller took this item instead, [LOCAL-I4]; or this carrier's own,
-    // left behind while it runs this item).
+    // [READY-I2] work left that this carrier cannot take now: hand it on.
     hand_on_locked();
     return true;
   }
 
-  // Wakes a parked carrier when nobody polls and work is queued: in the
-  // shared queue or, with slots, in any local queue ([READY-I2], [LOCAL-I4]).
+  // Wakes a parked carrier when nobody polls and the shared queue holds work
+  // ([READY-I2]).
   void hand_on_locked() TURNSTILE_REQUIRES(mu_) {
-    // relaxed: parked_ changes under mu_, held here; polling_ as in push_locked().
-    if (parked_.load(std::memory_order_relaxed) > 0 &&
-        polling_.load(std::memory_order_relaxed) == 0 &&
-        (!items_.empty() || (hand_off_ && local_queued(carrier_count_))))
+    // relaxed polling_: as in pushed_locked().
+    if (parked_.load() > 0 && polling_.load(std::memory_order_relaxed) == 0 && !items_.empty())
       cv_.notify_one();
   }
 
@@ -470,11 +499,10 @@ class BasicReadyQueue {
     return take_locked(out);
   }
 
-  // [LOCAL-I2] A batch from another carrier's local queue: the oldest half,
-  // the first run now, the rest queued in order in this carrier's own local
-  // queue (empty here: only its owner, this carrier, adds to it). Work left
-  // behind (in either queue) wakes a parked carrier when nobody polls, as
-  // take_locked() does for the shared queue ([READY-I2]).
+  // [READY-I3] While the pool stops: a batch from another carrier's local
+  // queue, the oldest half, the first run now, the rest queued in order in
+  // this carrier's own local queue (empty here: only its owner, this carrier,
+  // adds to it).
   bool steal_local(unsigned c, T& out) {
     Carrier& me = carriers_[c];
     for (unsigned i = 1; i < carrier_count_; ++i) {
@@ -489,19 +517,6 @@ class BasicReadyQueue {
     return false;
   }
 
-  // [LOCAL-I4] No lost wake-up for local work: after a local push's seq_cst
-  // publish, a parked carrier (counted seq_cst before its re-check of the
-  // local queues) is woken unless a carrier polls (a poller's seq_cst
-  // decrement comes before its own re-check, so it sees the push).
-  void wake_for_local() {
-    if (parked_.load(std::memory_order_seq_cst) == 0) return;
-    if (polling_.load(std::memory_order_seq_cst) != 0) return;
-    BasicLockGuard<typename Sync::mutex> lock(mu_);
-    // relaxed: under mu_, which every change of parked_ holds. Under the
-    // mutex for the reason push_locked() gives.
-    if (parked_.load(std::memory_order_relaxed) > 0) cv_.notify_one();
-  }
-
   // [SLOT-I1] What the rescuer leaves in a slot it emptied, until the owner's
   // next pop() clears it: the run's later posts then follow the rescued item
   // to the shared queue instead of overtaking it from the local queue. Never
@@ -514,23 +529,13 @@ class BasicReadyQueue {
   // cppcheck-suppress constParameter ; T is the item pointer type, compared only
   static bool holds_item(T v) noexcept { return v != T{} && v != rescued_mark(); }
 
-  // [READY-I1] [READY-I2] [LOCAL-I4] A steal returns without pop()'s re-check
-  // under mu_: a push that counted on this carrier as a poller (and woke
-  // nobody) may be waiting in the shared queue, and local work may be left (the
-  // rest of a batch, another carrier's local items). Under mu_, as
-  // take_locked() does, hand it on to a parked carrier when nobody polls.
+  // [READY-I1] [READY-I2] A steal returns without pop()'s re-check under
+  // mu_: a push that counted on this carrier as a poller (and woke nobody)
+  // may be waiting in the shared queue. Under mu_, as take_locked() does,
+  // hand it on to a parked carrier when nobody polls.
   void hand_on() {
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     hand_on_locked();
-  }
-
-  // Whether a local queue other than `except`'s holds items (except ==
-  // carrier_count_: any). seq_cst loads: [LOCAL-I4]'s re-check, after the
-  // parked count.
-  bool local_queued(unsigned except) const {
-    for (unsigned i = 0; i < carrier_count_; ++i)
-      if (i != except && carriers_[i].local_.size() > 0) return true;
-    return false;
   }
 
   // [SLOT-I2] another carrier's hand-off, left while this one polled in vain.
@@ -560,10 +565,13 @@ class BasicReadyQueue {
     return true;
   }
 
-  bool any_slot_filled() const {
-    for (unsigned i = 0; i < carrier_count_; ++i)
-      // seq_cst: [SLOT-I4]'s re-check, after the announcement.
+  // seq_cst loads: [SLOT-I4]'s and [LOCAL-I4]'s re-check, after the
+  // announcement.
+  bool any_rescuable() const {
+    for (unsigned i = 0; i < carrier_count_; ++i) {
       if (holds_item(carriers_[i].slot_.load(std::memory_order_seq_cst))) return true;
+      if (carriers_[i].local_.size() > 0) return true;
+    }
     return false;
   }
 
@@ -593,10 +601,9 @@ class BasicReadyQueue {
       saw = size_.load(std::memory_order_relaxed) > 0;  // hint: re-checked under mu_
       if (!saw) Sync::pause();
     }
-    // Before the re-check [READY-I1]; seq_cst: [LOCAL-I4], a local push that
-    // reads this carrier's count as a poller's is seen by its steal_local()
-    // or its re-check, both after this.
-    polling_.fetch_sub(1, std::memory_order_seq_cst);
+    // Before the re-check under mu_ [READY-I1] (relaxed: that mutex orders it
+    // against every push that reads polling_).
+    polling_.fetch_sub(1, std::memory_order_relaxed);
     return saw;
   }
 
@@ -611,9 +618,7 @@ class BasicReadyQueue {
   mutable typename Sync::mutex mu_;
   typename Sync::condition_variable cv_;
   std::deque<T> items_ TURNSTILE_GUARDED_BY(mu_);
-  // Carriers parking or parked: changed under mu_ (seq_cst, [LOCAL-I4]), read
-  // outside it by a local push.
-  typename Sync::template atomic<std::size_t> parked_{0};
+  typename Sync::template var<std::size_t> parked_ TURNSTILE_GUARDED_BY(mu_);  // parking or parked
   typename Sync::template var<bool> stopping_ TURNSTILE_GUARDED_BY(mu_);
   typename Sync::template atomic<unsigned> polling_{0};  // carriers inside poll()
   typename Sync::template atomic<std::size_t> size_{0};  // items_.size(), a hint
