@@ -10,6 +10,12 @@
 //   BM_RT_PoolPost/carriers:N     kBatch intrusive Runnables posted by this thread,
 //                                 waited for; BM_RT_PoolPostFn: the same through
 //                                 post_fn (one allocation per item)
+//   BM_RT_FanOut/chunk_us:C       on ThreadPool(2): one item posts kFanOut chunks of
+//                                 C us of CPU each from its run (the hand-off slot
+//                                 and the local queue: [LOCAL-I2]'s price, work meant
+//                                 to spread waits for the rescuer), waited for by
+//                                 this thread; BM_RT_FanOut_NoHandOff: the same pool
+//                                 with hand_off false (every post to the shared queue)
 // Baselines:
 //   BM_Base_RefTaskAwait          a textbook lazy coroutine task (symmetric transfer
 //                                 by returning the handle), same loop
@@ -18,10 +24,13 @@
 //   BM_Base_BoostChannelPingPong  Boost.Fiber unbuffered_channel ping-pong (one thread)
 //   BM_Base_BoostChannelPingPong2 the same on two threads (shared_work scheduler)
 //   BM_Base_AsioPost/threads:N    boost::asio::thread_pool(N), post of a lambda
+//   BM_Base_AsioFanOut/chunk_us:C boost::asio::thread_pool(2), the fan-out posted
+//                                 from inside one handler
 // Cross-thread benchmarks use real (wall) time.
 #include <benchmark/benchmark.h>
 
 #include <atomic>
+#include <chrono>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/fiber/all.hpp>
@@ -305,6 +314,58 @@ void BM_Base_AsioPost(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
 
+// ------------------------------------------------------------ fan-out of CPU chunks
+
+constexpr int kFanOut = 64;  // chunks per iteration
+
+// `us` microseconds of CPU on the calling thread (a spin on the clock: the
+// chunk's length is what the benchmark varies, not its work).
+void spin_for(long us) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+void turnstile_fan_out(benchmark::State& state, bool hand_off) {
+  ThreadPool pool(2, ThreadPool::kDefaultSpinRounds, ThreadPool::kUnlimitedPollers,
+                  hand_off);
+  const long us = state.range(0);
+  Countdown countdown;
+  for (auto _ : state) {
+    countdown.left.store(kFanOut, std::memory_order_relaxed);
+    pool.post_fn([&pool, &countdown, us] {
+      for (int i = 0; i < kFanOut; ++i)
+        pool.post_fn([&countdown, us] {
+          spin_for(us);
+          countdown.done_one();
+        });
+    });
+    countdown.wait();
+  }
+  state.SetItemsProcessed(state.iterations() * kFanOut);
+}
+void BM_RT_FanOut(benchmark::State& state) { turnstile_fan_out(state, true); }
+void BM_RT_FanOut_NoHandOff(benchmark::State& state) { turnstile_fan_out(state, false); }
+
+void BM_Base_AsioFanOut(benchmark::State& state) {
+  boost::asio::thread_pool pool(2);
+  const long us = state.range(0);
+  Countdown countdown;
+  for (auto _ : state) {
+    countdown.left.store(kFanOut, std::memory_order_relaxed);
+    boost::asio::post(pool, [&pool, &countdown, us] {
+      for (int i = 0; i < kFanOut; ++i)
+        boost::asio::post(pool, [&countdown, us] {
+          spin_for(us);
+          countdown.done_one();
+        });
+    });
+    countdown.wait();
+  }
+  pool.join();
+  state.SetItemsProcessed(state.iterations() * kFanOut);
+}
+
 }  // namespace
 
 BENCHMARK(BM_RT_TaskAwait);
@@ -317,5 +378,8 @@ BENCHMARK(BM_Base_BoostChannelPingPong2)->UseRealTime();
 BENCHMARK(BM_RT_PoolPost)->ArgName("carriers")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_RT_PoolPostFn)->ArgName("carriers")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_Base_AsioPost)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_RT_FanOut)->ArgName("chunk_us")->Arg(10)->Arg(100)->UseRealTime();
+BENCHMARK(BM_RT_FanOut_NoHandOff)->ArgName("chunk_us")->Arg(10)->Arg(100)->UseRealTime();
+BENCHMARK(BM_Base_AsioFanOut)->ArgName("chunk_us")->Arg(10)->Arg(100)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -119,7 +119,8 @@ class BasicLocalQueue {
   std::size_t rescue_to(Container& out, std::size_t mark) {
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     // relaxed: written under mu_, held here, so exact.
-    if (taken_.load(std::memory_order_relaxed) >= mark) return 0;  // taken since: its owner keeps up
+    // Every item pushed before `mark` taken since: its owner keeps up.
+    if (taken_.load(std::memory_order_relaxed) >= mark) return 0;
     const std::size_t n = take_front(count_.load(), [&out](T item) { out.push_back(item); });
     if (n > 0) sealed_.store(true);
     return n;

@@ -145,7 +145,15 @@
 
 namespace turnstile::detail {
 
-template <class Sync, class T, std::size_t LocalCapacity = 256>
+// LocalCapacity: how many of one run's posts stay on its carrier before the
+// run spills to the shared queue ([LOCAL-I1]). 1024 (8 KB of pointers per
+// carrier): a run that fans out up to 1,023 posts (a loop creating and
+// calling 1,000 activations) keeps them on its carrier, which takes them
+// while they are in its cache; 256 spilled that loop's posts to the shared
+// queue, and create + call on two carriers stayed at 2.6 to 3.7 ms against
+// 0.77 to 0.98 ms (impl/bench/README.md). The rescuer bounds how long they
+// wait there either way ([LOCAL-I2]).
+template <class Sync, class T, std::size_t LocalCapacity = 1024>
 class BasicReadyQueue {
   static_assert(std::is_pointer_v<T>, "items are pointers: a null slot is an empty one");
   using LocalQueue = BasicLocalQueue<Sync, T, LocalCapacity>;
@@ -387,7 +395,7 @@ class BasicReadyQueue {
     typename Sync::template var<unsigned> seen_runs_;     // rescuer only
     typename Sync::template var<unsigned> seen_fills_;    // rescuer only
     typename Sync::template var<unsigned> ticks_;         // owner only: pops since the last shared turn [LOCAL-I3]
-    typename Sync::template var<unsigned> run_local_;     // owner only: kRunNone, kRunLocal, kRunSpilled
+    typename Sync::template var<unsigned> run_local_;     // owner only: kRunNone/Local/Spilled
     typename Sync::template var<std::size_t> seen_pushed_;  // rescuer only [LOCAL-I2]
     LocalQueue local_;  // [LOCAL-I1] the run's later posts; anyone steals
   };
