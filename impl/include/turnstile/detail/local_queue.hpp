@@ -25,7 +25,7 @@
 //    under the queue's mutex.
 //  - [LOCAL-I5] A rescue seals the owner's run: once rescue_to() moved the
 //    queue's items, push_run() refuses every later push of the run that was
-//    under way (its first push_run() of a run, first_of_run, reopens the
+//    under way (a run's first push_run(), with first_of_run, reopens the
 //    queue), so the run's later posts follow the rescued ones to the shared
 //    queue instead of overtaking them from here.
 //  - size() is published with a seq_cst store under the mutex at every change,

@@ -9,7 +9,7 @@
 // queue is empty turns every hand-off between two carriers (a caller's
 // `co_await act.call`, the turn it starts, the resume it posts back) into a
 // futex wake-up and a context switch: 176,560 switches against CAF's 8,710 for
-// the same pipelined run. Two remedies, both here:
+// the same pipelined run. Three remedies, all here:
 //  - the poll: a carrier that has just run out of work is the one most likely
 //    to be handed the next item within microseconds; it waits for it awake,
 //    and the poster saves the wake-up;
@@ -34,9 +34,9 @@
 //    them. The posts one run makes (push_from, [SLOT-I1]) are taken in post
 //    order: each from the queue it waits in (slot, local queue, or the shared
 //    queue once the local one was full or rescued), and a rescue or a thief
-//    takes the oldest ([LOCAL-I1]). A post may start before items queued earlier by
-//    other runs or threads: that is the hand-off and the local queue,
-//    bounded by [SLOT-I3] and [LOCAL-I3].
+//    takes the oldest ([LOCAL-I1]). A post may start before items queued
+//    earlier by other runs or threads: that is the hand-off and the local
+//    queue, bounded by [SLOT-I3] and [LOCAL-I3].
 //  - [READY-I1] No lost wake-up. A carrier parks only after it has re-checked,
 //    under the mutex, that the queue is empty and it is no longer counted as
 //    polling; push() decides whether to wake under the same mutex. So an item
@@ -116,8 +116,9 @@
 // seq_cst (so release) store and emptied by exchanges that acquire: what the
 // run wrote before push_from happens before what a thief or the owner does
 // with the item. The counters read outside the mutex (polling_, size_, a
-// carrier's runs_ and fills_) are hints only: every decision they feed is
-// re-made under the mutex or by an exchange ([READY-I1], [SLOT-I2]).
+// carrier's runs_ and fills_, a local queue's pushed() and taken()) are hints
+// only: every decision they feed is re-made under the mutex or by an exchange
+// ([READY-I1], [SLOT-I2], [LOCAL-I2]).
 //
 // Where a popped item runs: on the calling carrier, after pop() returns
 // (ThreadPool::carrier_loop). Nothing runs inside push(), push_from() or pop().
