@@ -417,14 +417,7 @@ class BasicReadyQueue {
   void pushed_locked() TURNSTILE_REQUIRES(mu_) {
     // relaxed: a hint for pollers (they re-check under mu_); written under mu_ only.
     size_.store(items_.size(), std::memory_order_relaxed);
-    // [READY-I1] relaxed is enough: a poller's decrement is sequenced before its
-    // re-check under mu_, so when that re-check ran before this push, the
-    // decrement happens before this load (through mu_) and is seen.
-    if (parked_.load() > 0 && polling_.load(std::memory_order_relaxed) == 0) {
-      // Under the mutex: once the item is seen, its owner may destroy the pool
-      // (this condition variable with it) before an unlocked notify ran.
-      cv_.notify_one();
-    }
+    hand_on_locked();  // [READY-I1] items_ holds what was just pushed
   }
 
   bool take_locked(T& out) TURNSTILE_REQUIRES(mu_) {
@@ -437,12 +430,17 @@ class BasicReadyQueue {
     return true;
   }
 
-  // Wakes a parked carrier when nobody polls and the shared queue holds work
-  // ([READY-I2]).
+  // Wakes a parked carrier when nobody polls and the shared queue holds work:
+  // after a push ([READY-I1]) or a take that leaves more ([READY-I2]).
   void hand_on_locked() TURNSTILE_REQUIRES(mu_) {
-    // relaxed polling_: as in pushed_locked().
-    if (parked_.load() > 0 && polling_.load(std::memory_order_relaxed) == 0 && !items_.empty())
+    // [READY-I1] relaxed polling_ is enough: a poller's decrement is sequenced
+    // before its re-check under mu_, so when that re-check ran before this
+    // push, the decrement happens before this load (through mu_) and is seen.
+    if (parked_.load() > 0 && polling_.load(std::memory_order_relaxed) == 0 && !items_.empty()) {
+      // Under the mutex: once the item is seen, its owner may destroy the pool
+      // (this condition variable with it) before an unlocked notify ran.
       cv_.notify_one();
+    }
   }
 
   // The owner's take of its slot, within the streak [SLOT-I3].
