@@ -46,16 +46,19 @@
 # A mutant build only has to fail its check, so it is compiled for speed. In an
 # optimised build (RelWithDebInfo, Release): property and unit mutants at -Og
 # without debug information (a turns property mutant object: 10.3 s at -O1 -> 7.0 s
-# at -Og, measured with one g++ command each); the Relacy model mutants at -O1
-# (TURNSTILE_MODEL_MUTANT_FLAGS: a model's search runs much longer below -O1). Mutant
-# objects are over a third of ci/test's build. A mutant's outcome does not depend on
-# the level: the property mutants use a fixed seed, and the debug and sanitizer
-# builds (-O0, keeping their own flags) catch every one of them too. -O1 and -Og turn
-# GCC's -flifetime-dse on like -O2 does: the models keep -fno-lifetime-dse (model/).
+# at -Og, measured with one g++ command each; -O0 gains nothing more there); the
+# Relacy model mutants at -O0 (TURNSTILE_MODEL_MUTANT_FLAGS: a ready_queue mutant
+# object 6.0 s at -O1 -> 3.5 s at -O0, both with the shared precompiled header; its
+# search runs about 3x slower, but every model mutant is caught within about 1 s at
+# -O1, the slowest, READY_QUEUE_NO_HANDOFF, in 3.3 s at -O0). Mutant objects are
+# over a third of ci/test's build. A mutant's outcome does not depend on the level:
+# the property mutants use a fixed seed, and the debug and sanitizer builds (-O0,
+# keeping their own flags) catch every one of them too. -Og turns GCC's
+# -flifetime-dse on like -O2 does: the models keep -fno-lifetime-dse (model/).
 # Set either variable to "" to build those mutants like the clean suites.
 if(CMAKE_BUILD_TYPE MATCHES "^(RelWithDebInfo|Release)$")
   set(_turnstile_mutant_flags_default "-Og;-g0")
-  set(_turnstile_model_mutant_flags_default "-O1;-g0")
+  set(_turnstile_model_mutant_flags_default "-O0;-g0")
 else()
   set(_turnstile_mutant_flags_default "")
   set(_turnstile_model_mutant_flags_default "")
@@ -63,7 +66,7 @@ endif()
 set(TURNSTILE_MUTANT_FLAGS "${_turnstile_mutant_flags_default}" CACHE STRING
     "Extra compile options of every property and unit mutant target (default -Og;-g0 in optimised builds)")
 set(TURNSTILE_MODEL_MUTANT_FLAGS "${_turnstile_model_mutant_flags_default}" CACHE STRING
-    "Extra compile options of every Relacy model mutant target (default -O1;-g0 in optimised builds)")
+    "Extra compile options of every Relacy model mutant target (default -O0;-g0 in optimised builds)")
 
 find_program(TURNSTILE_PATCH_EXECUTABLE patch)
 if(NOT TURNSTILE_PATCH_EXECUTABLE)
