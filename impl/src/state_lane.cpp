@@ -47,6 +47,10 @@ constexpr std::size_t kTurnsPerStep = 64;
 // lane's bare marker frame, built once and shared by all such turns: frames are
 // immutable, so every one of those turns would build the same frame ([FL-5.3]).
 // `bare` is the lane's slot for it, touched only by the running drain [LANE-I1].
+// The frame is lent to the carrier's context slot for the turn and taken back
+// at exit(), not copied: no reference count is changed per turn (two atomic
+// read-modify-writes of a bare turn's cost). A turn that copies the context
+// (a FiberContext captured inside it) counts a reference of its own as usual.
 class LaneTurnMarker {
  public:
   LaneTurnMarker(const StateLane* lane, FrameRef& bare) noexcept : lane_(lane), bare_(bare) {}
@@ -59,7 +63,8 @@ class LaneTurnMarker {
       swap_.emplace(FiberLocalAccess::bind(lane_marker(), lane_, std::move(start)));
     } else {
       if (!bare_) bare_ = FiberLocalAccess::bind(lane_marker(), lane_, FrameRef());
-      swap_.emplace(bare_);  // [FL-3.8] this lane as the position, nothing else bound
+      lent_ = bare_.get();  // [FL-3.8] this lane as the position, nothing else bound
+      saved_ = exchange_context(std::move(bare_));
     }
     if (queued->trace) [[unlikely]] {  // [TRACE-4.3] the turn runs as its own fiber
       traced_ = queued->trace.get();
@@ -69,7 +74,16 @@ class LaneTurnMarker {
     }
   }
   void exit() noexcept {
-    swap_.reset();
+    if (lent_ != nullptr) {
+      // [FL-3.1] the carrier's context restored; the lent frame back in the
+      // lane's slot. A head other than the lent frame (a turn that left a
+      // binding installed) is released, and the slot rebuilt at the next turn.
+      FrameRef back = exchange_context(std::move(saved_));
+      if (back.get() == lent_) bare_ = std::move(back);
+      lent_ = nullptr;
+    } else {
+      swap_.reset();
+    }
     if (traced_ != nullptr) [[unlikely]] {  // [TRACE-4.3] after the marker is released
       trace_lane_event("lane.turn_end", *traced_, traced_->failed ? "error" : "ok");
       fiber_.reset();
@@ -80,7 +94,9 @@ class LaneTurnMarker {
  private:
   const StateLane* lane_;
   FrameRef& bare_;
-  std::optional<ContextSwap> swap_;
+  std::optional<ContextSwap> swap_;  // a turn with its submitter's bindings, or traced
+  const Frame* lent_ = nullptr;      // a bare turn: bare_'s frame, in the context slot
+  FrameRef saved_;                   // ... and the carrier's context it replaced
   LaneTrace* traced_ = nullptr;
   std::optional<trace::ScopedFiber> fiber_;
 };

@@ -1,6 +1,7 @@
 // lane_window_test.cpp: StateLane's close() while a turn runs and accepted
-// items wait behind it ([LANE-7.6]), and the one line a throwing error handler
-// leaves ([LANE-7.5]).
+// items wait behind it ([LANE-7.6]), the one line a throwing error handler
+// leaves ([LANE-7.5]), and the context of each turn of a drain step and of the
+// carrier between steps ([LANE-5.6], [FL-3.1]).
 //
 // The close window is held on a ManualScheduler: the first turn calls close()
 // and detaches a fiber that awaits it; the lane's drain runs a bounded number
@@ -14,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "turnstile/turnstile.hpp"
 #include "turnstile_test/latch.hpp"
@@ -126,6 +128,54 @@ TEST(LaneWindow, AThrowingErrorHandlerLeavesOneLineWithBothErrors) {
             "turnstile: StateLane 'errs/lane': posted work threw: plain\n");
   Task<> closing = lane.close();
   sync_wait(ms, std::move(closing));
+}
+
+// spec: [LANE-5.6] [FL-3.1] [FL-3.8]
+TEST(LaneWindow, BareTurnsSeeOnlyTheMarkerAndTheCarriersContextIsBackAfterEachStep) {
+  // Turns submitted with no bindings share the lane's one marker frame, lent
+  // to the carrier's context for each turn and taken back after it. Held open
+  // one drain step at a time on a carrier whose own context binds `carrier`:
+  // inside every turn the lane is the position and nothing of the carrier's
+  // is bound; after every step the carrier's binding is back and no lane is;
+  // a turn with its submitter's bindings between bare ones changes neither.
+  ManualScheduler ms;
+  StateLane lane("lent", ms);
+  const FiberLocal<int> carrier("carrier");
+  const FiberLocal<int> submitter("submitter");
+  struct Seen {
+    const StateLane* lane = nullptr;
+    bool carrier_bound = true;
+    int submitter = -1;  // -1: unbound
+  };
+  std::vector<Seen> seen;
+  const auto observe = [&] {
+    const int* s = submitter.try_get();
+    seen.push_back({StateLane::current(), carrier.is_bound(), s != nullptr ? *s : -1});
+  };
+  ASSERT_TRUE(lane.try_post(observe));
+  ASSERT_TRUE(lane.try_post(observe));
+  submitter.where(5, [&] { ASSERT_TRUE(lane.try_post(observe)); });
+  ASSERT_TRUE(lane.try_post(observe));
+  carrier.where(7, [&] {
+    ASSERT_EQ(ms.ready(), 1u);
+    ms.run_next(0);  // one drain step: the four turns
+    EXPECT_EQ(carrier.get(), 7);
+    EXPECT_EQ(StateLane::current(), nullptr);
+    // Submitted with no bindings (the empty context): a later step, the
+    // lane's frame taken back after the first step is lent again.
+    FiberContext().run([&] { ASSERT_TRUE(lane.try_post(observe)); });
+    ms.run_next(0);
+    EXPECT_EQ(carrier.get(), 7);
+    EXPECT_EQ(StateLane::current(), nullptr);
+  });
+  ASSERT_EQ(seen.size(), 5u);
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].lane, &lane) << "turn " << i;
+    EXPECT_FALSE(seen[i].carrier_bound) << "turn " << i;
+    EXPECT_EQ(seen[i].submitter, i == 2 ? 5 : -1) << "turn " << i;
+  }
+  EXPECT_FALSE(carrier.is_bound());
+  EXPECT_EQ(ms.ready(), 0u);
 }
 
 }  // namespace
