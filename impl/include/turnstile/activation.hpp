@@ -299,7 +299,7 @@ class Activation final : public ActivationBase {
       -> std::invoke_result_t<F&, TurnContext<State>&>;
   // The turn: the root coroutine of its own fiber (one frame, detail::prepare_fiber).
   template <class R, class F>
-  static detail::FiberRoot run_turn(Activation* self, std::shared_ptr<Call<R, F>> call);
+  static detail::FiberRoot run_turn(Activation* self, Call<R, F>* call);
   // [TURN-5.3] the copy the last serial turn left, and its readers.
   struct Snapshot;
   void publish_snapshot();

@@ -98,7 +98,7 @@ auto Activation<State>::start_call(std::string method, F body, bool serial,
   detail::FrameRef start = detail::clear_position(detail::current_context());
   auto* frame = new (pending->marker_frame.data()) detail::TurnMarkerFrame(start.release(), pending);
   detail::FrameRef marked = detail::FrameRef::adopt(frame);  // [FRAME-I2] owns `start` now
-  detail::FiberRoot root = run_turn<R, F>(this, pending);
+  detail::FiberRoot root = run_turn<R, F>(this, pending.get());  // `marked` keeps it alive
   if (serial) {
     try {
       pending->mine = chain_.attach(pending->prev);  // [TURN-2.2] arrival order is call order
@@ -121,9 +121,13 @@ auto Activation<State>::start_call(std::string method, F body, bool serial,
 
 // ------------------------------------------------------------- the turn runs
 
+// `call` is not owned here: the turn's marker frame, bound in this fiber's
+// context from its start (prepare_fiber) to finish_fiber() below, holds a
+// reference to the record (start_call), so the record outlives every use in
+// this body without a reference count changed per turn.
 template <class State>
 template <class R, class F>
-detail::FiberRoot Activation<State>::run_turn(Activation* self, std::shared_ptr<Call<R, F>> call) {
+detail::FiberRoot Activation<State>::run_turn(Activation* self, Call<R, F>* call) {
   Call<R, F>& node = *call;  // its marker is bound in this fiber (start_call)
   const bool serial = node.serial();
   // [CHAIN-I2] started after the previous serial turn settled (start_call).
@@ -170,7 +174,7 @@ detail::FiberRoot Activation<State>::run_turn(Activation* self, std::shared_ptr<
   } else {
     node.result.set_value(std::move(*value));
   }
-  detail::finish_fiber();  // the fiber's last step; its frame (and `call`) go next
+  detail::finish_fiber();  // the fiber's last step: its context, and the marker's reference, go
 }
 
 // [TURN-5.3] The copy the last serial turn left, and how many snapshot()
