@@ -13,7 +13,7 @@ namespace turnstile {
 
 // The watch takes the injected clock ([TURN-4.2]): nothing else reads it.
 ActivationBase::ActivationBase(std::string id, ActivationOptions options, Scheduler& scheduler)
-    : strand_(std::make_shared<Strand>(scheduler)),
+    : strand_(std::allocate_shared<Strand>(detail::BlockAllocator<Strand>{}, scheduler)),  // [RT-1.7]
       id_(std::move(id)),
       options_(std::move(options)),
       watch_(strand_->underlying(), options_.slow_turn, std::move(options_.clock), *this) {}

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "timer_queue.hpp"
+#include "turnstile/detail/block_cache.hpp"
 
 namespace turnstile {
 
@@ -74,7 +75,9 @@ RearmableTimer::RearmableTimer(Scheduler& target, std::function<void()> on_fire)
 RearmableTimer::~RearmableTimer() = default;
 
 void RearmableTimer::arm(Scheduler::Clock::time_point deadline) {
-  if (!entry_ || !reusable_) entry_ = std::make_shared<Entry>(this);
+  // [RT-1.7] the entry from this thread's block cache: an activation's watchdog
+  // arms one per activation, and its last reference may drop on another carrier.
+  if (!entry_ || !reusable_) entry_ = std::allocate_shared<Entry>(detail::BlockAllocator<Entry>{}, this);
   reusable_ = false;
   // Not in any queue (new, or taken out by a remove() under the queue's mutex,
   // which the arm below takes again): plain writes, published by that arm.

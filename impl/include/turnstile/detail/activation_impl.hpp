@@ -15,7 +15,7 @@ Activation<State>::Activation(std::string id, State initial, ActivationOptions o
                               Scheduler& scheduler)
     : ActivationBase(std::move(id), std::move(options), scheduler),
       state_(std::move(initial)),
-      snapshot_(std::make_shared<Snapshot>(state_)) {}
+      snapshot_(std::allocate_shared<Snapshot>(detail::BlockAllocator<Snapshot>{}, state_)) {}  // [RT-1.7]
 
 // ------------------------------------------------------------- a call is made
 
@@ -198,7 +198,7 @@ void Activation<State>::publish_snapshot() {
       return;
     }
   }
-  auto copy = std::make_shared<Snapshot>(state_);
+  auto copy = std::allocate_shared<Snapshot>(detail::BlockAllocator<Snapshot>{}, state_);  // [RT-1.7]
   detail::LockGuard lock(snapshot_mu_);
   snapshot_ = std::move(copy);
 }

@@ -1,7 +1,8 @@
 // turnstile/detail/block_cache.hpp: where coroutine frames, call records,
-// serial chain links and lane run() records come from: a cache of small blocks
-// per thread and size class, handed between threads in whole chains through
-// one depot per class ([RT-1.7]).
+// serial chain links, lane run() records and an activation's strand, state
+// snapshot and watchdog timer entry come from: a cache of small blocks per
+// thread and size class, handed between threads in whole chains through one
+// depot per class ([RT-1.7]).
 //
 // Why (issue 28, impl/bench/README.md "The block cache"): a call's records and
 // frames are allocated on the caller's carrier and freed on whichever carrier
@@ -57,6 +58,7 @@ struct BlockAllocator {
   using value_type = T;
   BlockAllocator() noexcept = default;
   template <class U>
+  // cppcheck-suppress noExplicitConstructor ; rebinding: std::allocate_shared converts implicitly
   BlockAllocator(const BlockAllocator<U>&) noexcept {}  // NOLINT(google-explicit-constructor): rebinding
   T* allocate(std::size_t n) {
     if constexpr (alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
