@@ -59,13 +59,15 @@ class LaneTurnMarker {
     // The submitter's bindings, this lane as the position and no actor turn:
     // the item is the lane's turn, not part of the submitter's ([FL-3.8] table).
     FrameRef start = clear_position(std::move(queued->context));
+    FrameRef head;
     if (start || trace::on()) [[unlikely]] {  // traced: each turn's context has its own id
-      swap_.emplace(FiberLocalAccess::bind(lane_marker(), lane_, std::move(start)));
+      head = FiberLocalAccess::bind(lane_marker(), lane_, std::move(start));
     } else {
       if (!bare_) bare_ = FiberLocalAccess::bind(lane_marker(), lane_, FrameRef());
       lent_ = bare_.get();  // [FL-3.8] this lane as the position, nothing else bound
-      saved_ = exchange_context(std::move(bare_));
+      head = std::move(bare_);
     }
+    saved_ = exchange_context(std::move(head));
     if (queued->trace) [[unlikely]] {  // [TRACE-4.3] the turn runs as its own fiber
       traced_ = queued->trace.get();
       fiber_.emplace(traced_->fiber);
@@ -74,16 +76,15 @@ class LaneTurnMarker {
     }
   }
   void exit() noexcept {
-    if (lent_ != nullptr) {
-      // [FL-3.1] the carrier's context restored; the lent frame back in the
-      // lane's slot. A head other than the lent frame (a turn that left a
-      // binding installed) is released, and the slot rebuilt at the next turn.
+    // [FL-3.1] the carrier's context restored. The turn's head is released,
+    // unless it is the lent frame, which goes back to the lane's slot (a head
+    // other than it, a turn that left a binding installed, is released, and
+    // the slot rebuilt at the next turn).
+    {
       FrameRef back = exchange_context(std::move(saved_));
-      if (back.get() == lent_) bare_ = std::move(back);
-      lent_ = nullptr;
-    } else {
-      swap_.reset();
-    }
+      if (lent_ != nullptr && back.get() == lent_) bare_ = std::move(back);
+    }  // released here, before the trace events below
+    lent_ = nullptr;
     if (traced_ != nullptr) [[unlikely]] {  // [TRACE-4.3] after the marker is released
       trace_lane_event("lane.turn_end", *traced_, traced_->failed ? "error" : "ok");
       fiber_.reset();
@@ -94,9 +95,8 @@ class LaneTurnMarker {
  private:
   const StateLane* lane_;
   FrameRef& bare_;
-  std::optional<ContextSwap> swap_;  // a turn with its submitter's bindings, or traced
-  const Frame* lent_ = nullptr;      // a bare turn: bare_'s frame, in the context slot
-  FrameRef saved_;                   // ... and the carrier's context it replaced
+  FrameRef saved_;                // the carrier's context, replaced during the turn
+  const Frame* lent_ = nullptr;   // a bare turn: bare_'s frame, lent to the context slot
   LaneTrace* traced_ = nullptr;
   std::optional<trace::ScopedFiber> fiber_;
 };
