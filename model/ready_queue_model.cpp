@@ -61,8 +61,8 @@ struct Item {
   Resume* started = nullptr;  // slot-streak: posted as the item starts
   Item* posts[6] = {};        // hand-off suites: posted by this item's run (push_from)
   Resume* hold = nullptr;     // held-hand-off: after its posts, this item waits here
-  int pauses_after_first = 0; // rescued-then-post: scheduling points before post `pause_at`
-  int pause_at = 1;
+  int pauses = 0;             // the rescued-then-post suites: scheduling points ...
+  int pause_at = 1;           // ... before this post (index into posts)
   Resume* posted = nullptr;   // poller-steals: posted after this item's posts, before its hold
 };
 
@@ -123,7 +123,7 @@ struct BasicHarness {
         Item* next = it->posts[k];
         if (next == nullptr) continue;
         if (k == it->pause_at)
-          for (int p = 0; p < it->pauses_after_first; ++p) Sync::pause();  // the rescuer's window
+          for (int p = 0; p < it->pauses; ++p) Sync::pause();  // the rescuer's window
         next->payload.store(100 + next->id);  // [SLOT-I2] ordered before its taker's read
         q.push_from(idx, next);
       }
@@ -543,7 +543,7 @@ struct RescuedThenPost : rl::test_suite<RescuedThenPost, 3> {
     h.expected = 3;
     h.items[0].posts[0] = &h.items[1];
     h.items[0].posts[1] = &h.items[2];
-    h.items[0].pauses_after_first = 3;
+    h.items[0].pauses = 3;
   }
   void thread(unsigned idx) { h.pool_thread(idx, 1, 1, false, true); }
   void after() {
@@ -568,7 +568,7 @@ struct LocalRescuedThenPost : rl::test_suite<LocalRescuedThenPost, 3> {
     h.expected = 4;
     for (int i = 0; i < 3; ++i) h.items[0].posts[i] = &h.items[i + 1];
     h.items[0].pause_at = 2;
-    h.items[0].pauses_after_first = 4;
+    h.items[0].pauses = 4;
   }
   void thread(unsigned idx) { h.pool_thread(idx, 1, 1, false, true); }
   void after() {

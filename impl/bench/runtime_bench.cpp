@@ -326,16 +326,17 @@ void spin_for(long us) {
   }
 }
 
-void turnstile_fan_out(benchmark::State& state, bool hand_off) {
-  ThreadPool pool(2, ThreadPool::kDefaultSpinRounds, ThreadPool::kUnlimitedPollers,
-                  hand_off);
+// The fan-out's rounds, written once for every pool: post(f) queues f on the
+// pool; one posted item posts the kFanOut chunks from its run.
+template <class Post>
+void fan_out_rounds(benchmark::State& state, Post post) {
   const long us = state.range(0);
   Countdown countdown;
   for (auto _ : state) {
     countdown.left.store(kFanOut, std::memory_order_relaxed);
-    pool.post_fn([&pool, &countdown, us] {
+    post([&post, &countdown, us] {
       for (int i = 0; i < kFanOut; ++i)
-        pool.post_fn([&countdown, us] {
+        post([&countdown, us] {
           spin_for(us);
           countdown.done_one();
         });
@@ -344,26 +345,19 @@ void turnstile_fan_out(benchmark::State& state, bool hand_off) {
   }
   state.SetItemsProcessed(state.iterations() * kFanOut);
 }
+
+void turnstile_fan_out(benchmark::State& state, bool hand_off) {
+  ThreadPool pool(2, ThreadPool::kDefaultSpinRounds, ThreadPool::kUnlimitedPollers,
+                  hand_off);
+  fan_out_rounds(state, [&pool](auto f) { pool.post_fn(std::move(f)); });
+}
 void BM_RT_FanOut(benchmark::State& state) { turnstile_fan_out(state, true); }
 void BM_RT_FanOut_NoHandOff(benchmark::State& state) { turnstile_fan_out(state, false); }
 
 void BM_Base_AsioFanOut(benchmark::State& state) {
   boost::asio::thread_pool pool(2);
-  const long us = state.range(0);
-  Countdown countdown;
-  for (auto _ : state) {
-    countdown.left.store(kFanOut, std::memory_order_relaxed);
-    boost::asio::post(pool, [&pool, &countdown, us] {
-      for (int i = 0; i < kFanOut; ++i)
-        boost::asio::post(pool, [&countdown, us] {
-          spin_for(us);
-          countdown.done_one();
-        });
-    });
-    countdown.wait();
-  }
+  fan_out_rounds(state, [&pool](auto f) { boost::asio::post(pool, std::move(f)); });
   pool.join();
-  state.SetItemsProcessed(state.iterations() * kFanOut);
 }
 
 }  // namespace

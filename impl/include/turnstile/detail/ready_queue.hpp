@@ -398,7 +398,7 @@ class BasicReadyQueue {
     typename Sync::template var<unsigned> ticks_;         // owner only: pops since the last shared turn [LOCAL-I3]
     typename Sync::template var<unsigned> run_local_;     // owner only: kRunNone/Local/Spilled
     typename Sync::template var<std::size_t> seen_pushed_;  // rescuer only [LOCAL-I2]
-    LocalQueue local_;  // [LOCAL-I1] the run's later posts; anyone steals
+    LocalQueue local_;  // [LOCAL-I1] the run's later posts; the rescuer moves them [LOCAL-I2]
   };
 
   // Where a run's posts stand in its local queue: none yet, some there, or
