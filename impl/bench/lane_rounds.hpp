@@ -48,8 +48,14 @@ void try_post_or_count(turnstile::StateLane& lane, std::atomic<long>& refused, F
 }
 
 // Lane-owned state of the throughput rounds: touched only by items, which the lane
-// under test serialises (plain fields: that is what a lane is for).
-struct Tally {
+// under test serialises (plain fields: that is what a lane is for). On a cache
+// line of its own: the drain writes it at every item, and the producers read
+// the post callable's captures at every item. Those captures sit beside it in
+// the benchmark's frame, so without the alignment whether they shared a line
+// with it depended on where the process's stack started (ASLR). Every peer's
+// round then ran 1.5-2x slower in some processes than in others, steady within
+// each (impl/bench/README.md, "The throughput rounds' false sharing").
+struct alignas(64) Tally {
   long count = 0;
   long target = 0;  // written by the driver before it posts the round's items
   long next_seq[2] = {0, 0};
@@ -65,14 +71,23 @@ struct Tally {
   }
 };
 
-// Runs the rounds: each producer calls post(tag) kPerProducer times.
+// A value on cache lines of its own (see Tally).
+template <class T>
+struct alignas(64) OwnLines {
+  T value;
+};
+
+// Runs the rounds: each producer calls post(tag) kPerProducer times. The
+// producers read `post`'s captures at every item: they get lines of their own,
+// as the Tally does.
 template <class Post>
 void post_rounds(benchmark::State& state, Tally& tally, Flag& done, Post post) {
   const int producers = static_cast<int>(state.range(0));
   long round = 0;  // written between rounds; published to helpers by Producers::round
+  OwnLines<Post> held{std::move(post)};
   Producers gang(producers, [&](int p) {
     const long base = round * kPerProducer;
-    for (long s = 0; s < kPerProducer; ++s) post(((base + s) << 1) | p);
+    for (long s = 0; s < kPerProducer; ++s) held.value(((base + s) << 1) | p);
   });
   for (auto _ : state) {
     tally.target = (round + 1) * kPerProducer * producers;

@@ -315,14 +315,23 @@ class StateLane {
     StateLane* lane_;
   };
 
+  // Cache lines by writer (kLaneLine bytes each). A lane is written by its
+  // submitters at every item (the core's mutex, queue ends and state word) and
+  // by its drain at every turn (bare_marker_). Left to fall where the lane's
+  // address puts them, the two could share a line, and the core's mutex could
+  // straddle two: in some processes every item then paid for lines the other
+  // side had just written (impl/bench/README.md, "The throughput rounds' false
+  // sharing"). So the core starts a line (its submitter-written fields are its
+  // first kLaneLine bytes, lane_core.hpp) and the drain's field starts another.
+  static constexpr std::size_t kLaneLine = 64;
   std::string name_;
   Scheduler& scheduler_;
-  detail::LaneCore core_;
+  alignas(kLaneLine) detail::LaneCore core_;
   Drainer drainer_{this};
   // The marker frame of a turn whose submitter has no bindings, built by the
   // first such turn and shared by the next ones (state_lane.cpp, LaneTurnMarker);
   // touched only by the running drain [LANE-I1].
-  detail::FrameRef bare_marker_;
+  alignas(kLaneLine) detail::FrameRef bare_marker_;
   Event drained_;
   detail::Mutex handler_mu_;
   ErrorHandler handler_ TURNSTILE_GUARDED_BY(handler_mu_);
