@@ -6,7 +6,6 @@
 #include <optional>
 #include <string>
 
-#include "turnstile/detail/spare_slot.hpp"
 #include "turnstile/trace.hpp"
 
 namespace turnstile {
@@ -117,7 +116,7 @@ void trace_lane_event(const char* ev, const LaneTrace& t, const char* outcome) n
 }  // namespace detail
 
 StateLane::StateLane(std::string name, Scheduler& scheduler)
-    : name_(std::move(name)), scheduler_(scheduler), core_(&detail::spare_depot()) {}
+    : name_(std::move(name)), scheduler_(scheduler) {}  // items are in slabs, not spares [LANE-7.9]
 
 StateLane::~StateLane() {
   if (!core_.is_idle()) {
@@ -148,7 +147,7 @@ LaneClosedError StateLane::closed_error() const {
   return LaneClosedError("StateLane '" + name_ + "' is closed [LANE-7.4]");
 }
 
-bool StateLane::submit(detail::LaneItem& item, bool refill) {
+bool StateLane::submit(detail::LaneItem& item) {
   item.context = detail::current_context();  // the turn sees the submitter's bindings
   // Read before the item is queued: once it is, a carrier may run and free it
   // (a try_post item belongs to the lane). A traced item stays alive below: its
@@ -156,8 +155,7 @@ bool StateLane::submit(detail::LaneItem& item, bool refill) {
   const bool traced = item.trace != nullptr;
   std::unique_lock<std::mutex> order;  // [TRACE-4.3] the answer is ordered with the queue
   if (traced) [[unlikely]] order = trace::order_lock();
-  detail::LaneCore::Spare** const slot = refill ? detail::spare_slot_if_empty() : nullptr;
-  const auto result = core_.submit(&item, slot);
+  const auto result = core_.submit(&item);
   if (traced) [[unlikely]] {
     if (result == detail::LaneCore::Submit::refused_closed) {
       trace_refused(*item.trace, "closed");
@@ -169,8 +167,6 @@ bool StateLane::submit(detail::LaneItem& item, bool refill) {
     }
   }
   if (result == detail::LaneCore::Submit::accepted_start_drain) start_drain();
-  // After the drain is started: the lane had no spares, the depot may [LANE-7.8].
-  if (slot != nullptr) detail::refill_from_depot_if_empty();
   return result != detail::LaneCore::Submit::refused_closed;
 }
 
@@ -195,9 +191,9 @@ void StateLane::start_drain() { scheduler_.post(drainer_); }  // never inline [R
 
 void StateLane::Drainer::run() noexcept {
   detail::LaneTurnMarker marker(lane_, lane_->bare_marker_);
-  // [LANE-I6] the step's last storage goes to this carrier's chain, kept bounded
-  const auto status = lane_->core_.drain(marker, detail::kTurnsPerStep, detail::spare_slot());
-  detail::bound_spare_slot();  // [LANE-7.8] this thread's chain only: the lane may be gone
+  // No item returns a spare: a try_post item's slot is released by its
+  // complete() [LANE-7.9], a run() item's record by its awaiter.
+  const auto status = lane_->core_.drain(marker, detail::kTurnsPerStep);
   switch (status) {
     case detail::LaneCore::Drain::more:
       lane_->start_drain();  // budget used: repost behind other ready work

@@ -39,17 +39,17 @@
 // try_post() from inside this lane's own turn queues behind the current turn:
 // nothing waits for it, so nothing can deadlock ([LANE-7.7]).
 //
-// Allocation: run() allocates its item and its Task frame. try_post() of a
-// callable small enough for a spare (the whole item in LaneCore::kSpareBytes,
-// 128 bytes: a callable of up to about 80) builds its item in a spare of this
-// thread's chain when it has one: storage of items a drain completed, kept on
-// the lane's list and taken, the whole list at once, by this thread's last
-// accepted submission, or the last storage of a drain step this thread ran
-// ([LANE-I6], detail/lane_core.hpp, detail/spare_slot.hpp). On a lane with work
-// queued, or a carrier that both posts and drains, that is no allocation per
-// item. A lane keeps a list of about 32 (more while a drain step returns its
-// storage, at most 32 + one step's 64; freed with the lane); a thread's chain is
-// at most what it took from one list, and is freed at the thread's exit.
+// Allocation: run() allocates its item and its Task frame (from this thread's
+// block cache, [RT-1.7]). try_post() of a callable small enough for a slot
+// (the whole item in detail::kMaxItemSlotBytes, 512 bytes: a callable of up to
+// about 450) builds its item in this thread's slab, a 4 KiB page its items
+// fill front to back in whole cache lines ([LANE-7.9], detail/item_slot.hpp,
+// detail/item_slab.hpp). The carrier that runs the item releases its slot; a
+// slab whose thread moved on and whose items have all run goes to the
+// process's pool of free slabs (at most 2 MiB), and the next thread to fill
+// its slab takes it from there. A thread that keeps posting allocates nothing
+// once the pool holds the slabs its items in flight need. A larger callable's
+// item is allocated on its own.
 //
 // Thread safety: every member may be called from any thread or fiber.
 // Precondition: a lane is destroyed only when no turn is queued or running
@@ -71,8 +71,8 @@
 
 #include "turnstile/completion.hpp"
 #include "turnstile/detail/block_cache.hpp"
+#include "turnstile/detail/item_slot.hpp"
 #include "turnstile/detail/lane_core.hpp"
-#include "turnstile/detail/spare_slot.hpp"
 #include "turnstile/fiber_local.hpp"
 #include "turnstile/scheduler.hpp"
 #include "turnstile/sync.hpp"
@@ -215,19 +215,19 @@ class StateLane {
   bool try_post(F work) {
     static_assert(!is_task_v<std::invoke_result_t<F&>>, "a turn runs one plain callable [LANE-3.2]");
     PostItem<F>* item = nullptr;
-    if constexpr (PostItem<F>::pooled()) {  // [LANE-I6] a spare's storage, recycled by the drain
-      void* storage = detail::take_item_storage();
+    if constexpr (PostItem<F>::pooled()) {  // [LANE-7.9] a slot of this thread's slab
+      void* storage = detail::take_item_slot(sizeof(PostItem<F>));
       try {
         item = ::new (storage) PostItem<F>(this, std::move(work));
       } catch (...) {
-        detail::give_back_item_storage(storage);
+        detail::release_item_slot(storage);
         throw;
       }
     } else {
       item = new PostItem<F>(this, std::move(work));
     }
     if (trace::on()) [[unlikely]] item->trace = trace_submit("post");  // [TRACE-4.3]
-    if (submit(*item, PostItem<F>::pooled())) return true;
+    if (submit(*item)) return true;
     item->discard();
     return false;  // [LANE-7.4]
   }
@@ -247,11 +247,10 @@ class StateLane {
   template <class F>
   class PostItem final : public detail::LaneItem {
    public:
-    // Small enough for a spare's storage: built there, and its storage kept by
-    // the drain for a later try_post instead of freed [LANE-I6].
+    // Small enough for a slot of a slab: built there, in whole cache lines
+    // beside this thread's previous item, and released by complete() [LANE-7.9].
     static constexpr bool pooled() noexcept {
-      return sizeof(PostItem) <= detail::LaneCore::kSpareBytes &&
-             alignof(PostItem) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+      return sizeof(PostItem) <= detail::kMaxItemSlotBytes && alignof(PostItem) <= detail::ItemSlabs::kLine;
     }
     PostItem(StateLane* lane, F work) : lane_(lane), work_(std::move(work)) {}
     void run_turn() noexcept override {
@@ -266,18 +265,19 @@ class StateLane {
       if constexpr (pooled()) {
         void* storage = this;
         this->~PostItem();
-        return detail::LaneCore::make_spare(storage);  // [LANE-I6] kept or freed by the drain
+        detail::release_item_slot(storage);  // [SLAB-I1] nothing touches it after this
+        return nullptr;
       } else {
         delete this;
         return nullptr;
       }
     }
-    // A refused item: never linked, so its storage goes back to this thread.
+    // A refused item: never linked; its slot is released as a completed one's.
     void discard() noexcept {
       if constexpr (pooled()) {
         void* storage = this;
         this->~PostItem();
-        detail::give_back_item_storage(storage);
+        detail::release_item_slot(storage);
       } else {
         delete this;
       }
@@ -297,9 +297,8 @@ class StateLane {
   }
 
   static Task<> wait_drained(Event& drained) { co_await drained.wait(); }
-  // Queues `item`; with `refill`, also takes a spare for this thread's next
-  // try_post when the lane has one [LANE-I6].
-  bool submit(detail::LaneItem& item, bool refill = false);
+  // Queues `item`; false when the lane is closed.
+  bool submit(detail::LaneItem& item);
   std::unique_ptr<detail::LaneTrace> trace_submit(const char* op);  // [TRACE-4.3]
   void trace_refused(const detail::LaneTrace& t, const char* reason) noexcept;
   void start_drain();

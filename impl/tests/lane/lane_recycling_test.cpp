@@ -1,18 +1,21 @@
-// lane_recycling_test.cpp: the lane core's throughput mechanisms
-// (detail/lane_core.hpp): try_post items built in recycled storage ([LANE-I6])
-// and drain steps that take the queue whole ([LANE-I7]).
+// lane_recycling_test.cpp: the lane core's throughput mechanisms: try_post
+// items built in slabs ([LANE-7.9], detail/item_slab.hpp), drain steps that
+// take the queue whole ([LANE-I7]), and the recycled storage of Strand steps
+// ([LANE-7.8], detail/lane_core.hpp [LANE-I6], detail/spare_depot.hpp).
 //
-// Recycled storage: the drain keeps a completed item's
-// storage on the lane's spare list, a later submission takes it back into its
-// thread's slot, and the next try_post on that thread builds its item there.
-// Recycling must change nothing a user can see except the allocations: each
-// item runs once, in FIFO order, failures and refusals lose nothing.
+// Slabs: a thread builds its try_post items front to back in its slab, a 4 KiB
+// page, each in whole cache lines; a slab whose thread moved on and whose items
+// all ran goes to the process's pool of free slabs, and the next slab a thread
+// needs comes from there. Storage must change nothing a user can see except
+// the allocations and the addresses: each item runs once, in FIFO order,
+// failures and refusals lose nothing.
 //
 // Storage addresses are observed through the callable: a Probe records `this`
 // when it is moved into its item (the last move) and when it runs.
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -39,39 +42,104 @@ struct Probe {
   void operator()() const { ran->push_back(id); }
 };
 
-// spec: [LANE-5.2]
-TEST(LaneRecycling, ACompletedItemsStorageIsReusedByTheNextTryPostInFifoOrder) {
+using Slabs = detail::ItemSlabs;
+constexpr std::uintptr_t kSlabBytes = Slabs::kSlabBytes;
+constexpr std::uintptr_t kLine = Slabs::kLine;
+
+std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+// The slab (page) an item was built in, and its offset there.
+std::uintptr_t slab_of(const void* p) { return address(p) & ~(kSlabBytes - 1); }
+std::uintptr_t offset_in_slab(const void* p) { return address(p) & (kSlabBytes - 1); }
+
+// Posts Probes to `lane` until one lands in the first slot of a slab: this
+// thread's next items then fill that slab from its front. Returns how many.
+int start_a_fresh_slab(StateLane& lane, std::vector<int>& ran) {
+  for (int n = 1;; ++n) {
+    const void* at = nullptr;
+    EXPECT_TRUE(lane.try_post(Probe(&ran, -1, &at)));
+    if (offset_in_slab(at) / kLine == 1) return n;  // the header is the slab's first line
+  }
+}
+
+// spec: [LANE-7.9] [LANE-5.2]
+TEST(LaneRecycling, OneThreadsItemsFillItsSlabFrontToBackInWholeLinesAndRunInFifoOrder) {
   ManualScheduler ms;
-  StateLane lane("recycled", ms);
+  StateLane lane("slab", ms);
   std::vector<int> ran;
-  std::array<const void*, 6> at{};
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(lane.try_post(Probe(&ran, i, &at[i])));
-  ms.run_until_idle();  // one drain: items 0 and 1 are kept, 2 (the last) is freed
-  for (int i = 3; i < 6; ++i) ASSERT_TRUE(lane.try_post(Probe(&ran, i, &at[i])));
+  start_a_fresh_slab(lane, ran);
+  std::array<const void*, 8> at{};
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(lane.try_post(Probe(&ran, i, &at[static_cast<std::size_t>(i)])));
   ms.run_until_idle();
-  EXPECT_EQ(ran, (std::vector<int>{0, 1, 2, 3, 4, 5}));
-  // Item 3's submission took item 1's storage into this thread's slot, item 4
-  // was built there and its submission took item 0's, item 5 was built there.
-  EXPECT_EQ(at[4], at[1]);
-  EXPECT_EQ(at[5], at[0]);
+  std::vector<int> mine;
+  for (int id : ran)
+    if (id >= 0) mine.push_back(id);
+  EXPECT_EQ(mine, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  // The slab's second slot, then the next line each: side by side, no two in one line.
+  for (std::size_t i = 0; i < at.size(); ++i) {
+    EXPECT_EQ(slab_of(at[i]), slab_of(at[0]));
+    EXPECT_EQ(address(at[i]) / kLine, address(at[0]) / kLine + i) << "item " << i;
+  }
+  EXPECT_EQ(offset_in_slab(at[0]) / kLine, 2u);  // after the header and the fresh slab's first item
   sync_wait(lane.close());
 }
 
-// spec: [LANE-7.4]
-TEST(LaneRecycling, ARefusedItemsStorageGoesBackToItsThread) {
+// spec: [LANE-7.9]
+TEST(LaneRecycling, ASlabWhoseThreadMovedOnAndWhoseItemsAllRanIsTheNextSlabTaken) {
+  ManualScheduler ms;
+  StateLane lane("slab-reuse", ms);
+  std::vector<int> ran;
+  start_a_fresh_slab(lane, ran);
+  ms.run_until_idle();  // the slab this thread left, if any, is free now
+  // Fill slab A (its first slot is taken): the item that does not fit starts slab B.
+  const void* first = nullptr;
+  ASSERT_TRUE(lane.try_post(Probe(&ran, 0, &first)));
+  const std::uintptr_t slab_a = slab_of(first);
+  const void* at = first;
+  while (slab_of(at) == slab_a) ASSERT_TRUE(lane.try_post(Probe(&ran, 1, &at)));
+  const std::uintptr_t slab_b = slab_of(at);
+  // A is sealed but its items are queued: it is not free yet.
+  const std::size_t free_now = detail::item_slabs().free_slabs();
+  ms.run_until_idle();  // A's last item released: A goes to the pool
+  EXPECT_EQ(detail::item_slabs().free_slabs(), free_now + 1);
+  // Filling B takes the newest free slab: A.
+  while (slab_of(at) == slab_b) ASSERT_TRUE(lane.try_post(Probe(&ran, 2, &at)));
+  EXPECT_EQ(slab_of(at), slab_a);
+  EXPECT_EQ(offset_in_slab(at) / kLine, 1u);  // from its front again
+  EXPECT_EQ(detail::item_slabs().free_slabs(), free_now);
+  ms.run_until_idle();
+  sync_wait(lane.close());
+}
+
+// spec: [LANE-7.4] [LANE-7.9]
+TEST(LaneRecycling, ARefusedItemsSlotIsReleasedAtOnce) {
   ManualScheduler ms;
   StateLane open_lane("open", ms);
   StateLane shut("shut", ms);
   auto closing = shut.close();
   (void)closing;
   std::vector<int> ran;
-  const void* refused_at = nullptr;
-  const void* next_at = nullptr;
-  EXPECT_FALSE(shut.try_post(Probe(&ran, 1, &refused_at)));
-  ASSERT_TRUE(open_lane.try_post(Probe(&ran, 2, &next_at)));
-  EXPECT_EQ(next_at, refused_at);  // the refused item's storage, not a new one
+  start_a_fresh_slab(open_lane, ran);
+  ms.run_until_idle();  // the fresh slab's first item ran: only refusals will hold it
+  const std::size_t free_before = detail::item_slabs().free_slabs();
+  const void* at = nullptr;
+  ASSERT_TRUE(open_lane.try_post(Probe(&ran, 1, &at)));
+  const std::uintptr_t slab = slab_of(at);
   ms.run_until_idle();
-  EXPECT_EQ(ran, (std::vector<int>{2}));  // the refused item never ran
+  // Fill the rest of this slab with refused items, until one starts a slab.
+  const void* refused_at = nullptr;
+  int refused = 0;
+  do {
+    EXPECT_FALSE(shut.try_post(Probe(&ran, 9, &refused_at)));
+    ++refused;
+  } while (offset_in_slab(refused_at) / kLine != 1);
+  EXPECT_GT(refused, 1);
+  // Every slot of the old slab was released (the refused ones at once), so
+  // sealing it made it free, and it was the slab taken next: the same page,
+  // from its front, and the pool as it was.
+  EXPECT_EQ(slab_of(refused_at), slab);
+  EXPECT_EQ(detail::item_slabs().free_slabs(), free_before);
+  ms.run_until_idle();
+  for (int id : ran) EXPECT_NE(id, 9);  // no refused item ran
   sync_wait(open_lane.close());
 }
 
@@ -155,10 +223,11 @@ TEST(LaneBatches, AStepLeavesTheRestOfItsBatchAheadOfLaterSubmissions) {
   sync_wait(lane.close());
 }
 
-// Real carriers and producers (the tsan preset runs this): spares go round
-// between the producers' slots and the drains on two carriers.
-// spec: [LANE-5.2] [LANE-5.1]
-TEST(LaneRecycling, SparesGoRoundBetweenProducersAndCarriersAndNothingIsLost) {
+// Real carriers and producers (the tsan preset runs this): slabs go round
+// between the producers, which fill them, and the drains on two carriers,
+// which release their slots.
+// spec: [LANE-5.2] [LANE-5.1] [LANE-7.9]
+TEST(LaneRecycling, SlabsGoRoundBetweenProducersAndCarriersAndNothingIsLost) {
   constexpr int kProducers = 3;
   constexpr int kItems = 2000;
   ThreadPool pool(2);
@@ -175,16 +244,10 @@ TEST(LaneRecycling, SparesGoRoundBetweenProducersAndCarriersAndNothingIsLost) {
   }
 }
 
-// ------------------------------------------------------------- the depot
-// [LANE-7.8]: what a lane's list has no room for goes to the process's depot,
-// and a thread that runs out takes a chain from it. The depot is shared by the
-// whole process (every test in this binary), so these tests read its changes.
-
-// Empties the process's depot (earlier tests of this binary filled it), so a
-// test sees only what it put there itself.
-void empty_spare_depot() {
-  while (detail::SpareCore::Spare* chain = detail::spare_depot().take()) detail::SpareCore::release_all(chain);
-}
+// ------------------------------------------------------------- the pool of free slabs
+// [LANE-7.9]: a flood's slabs go to the process's pool as their items run, and
+// the next flood's items are built in them. The pool is shared by the whole
+// process (every test in this binary), so these tests read its changes.
 
 // Floods one lane with `n` items from this thread and drains them; returns
 // where each item was built.
@@ -195,29 +258,31 @@ std::vector<const void*> flood(ManualScheduler& ms, StateLane& lane, int n, std:
   return at;
 }
 
-// spec: [LANE-7.8] [LANE-5.2]
-TEST(LaneRecycling, AFloodsStorageGoesToTheDepotAndTheNextFloodIsBuiltInIt) {
+// spec: [LANE-7.9] [LANE-5.2]
+TEST(LaneRecycling, AFloodsSlabsGoToThePoolAndTheNextFloodIsBuiltInThem) {
   ManualScheduler ms;
   StateLane lane("flood", ms);
-  auto& depot = detail::spare_depot();
-  // This flood's storage is then new, and the second flood's can only be the first's.
-  empty_spare_depot();
+  std::vector<int> warm;
+  start_a_fresh_slab(lane, warm);
+  ms.run_until_idle();
   std::vector<int> ran;
-  constexpr int kItems = 1000;  // far more than a lane keeps (32 plus a step)
-  const std::size_t before = depot.spares();
-  ASSERT_EQ(before, 0u);
+  constexpr int kItems = 1000;  // 16 slabs of 63 one-line items
   const auto first = flood(ms, lane, kItems, ran);
-  const std::size_t kept = depot.spares();
-  // All but what the lane's list and this thread's chain hold went to the depot.
-  EXPECT_GE(kept, before + kItems - 32 - 64 - 64);
+  std::set<std::uintptr_t> first_slabs;
+  for (const void* p : first) first_slabs.insert(slab_of(p));
+  EXPECT_GE(first_slabs.size(), static_cast<std::size_t>(kItems / 63));
+  // Every slab this thread moved on from is free again: all but the one it
+  // fills (the pool may hold others too, and lent some to this flood).
+  EXPECT_GE(detail::item_slabs().free_slabs(), first_slabs.size() - 1);
   const auto second = flood(ms, lane, kItems, ran);
-  std::set<const void*> used(first.begin(), first.end());
-  std::size_t reused = 0;
-  for (const void* p : second) reused += used.count(p);
-  // Every item of the second flood was built in storage of the first: this
-  // thread's chain (which also holds each drain step's last storage), the
-  // lane's list, then the depot's chains. None new.
-  EXPECT_EQ(reused, static_cast<std::size_t>(kItems));
+  std::set<std::uintptr_t> other_slabs;
+  for (const void* p : second)
+    if (first_slabs.count(slab_of(p)) == 0) other_slabs.insert(slab_of(p));
+  // The second flood was built in the first's slabs (the one this thread was
+  // still filling, then the pool's, newest first), all but its last few items:
+  // it needs one slab more than the first left free, as the first flood's
+  // last slab was part filled when the second began.
+  EXPECT_LE(other_slabs.size(), 1u);
   std::vector<int> expected;
   for (int round = 0; round < 2; ++round)
     for (int i = 0; i < kItems; ++i) expected.push_back(i);
@@ -225,35 +290,58 @@ TEST(LaneRecycling, AFloodsStorageGoesToTheDepotAndTheNextFloodIsBuiltInIt) {
   sync_wait(lane.close());
 }
 
-// spec: [LANE-7.8]
-TEST(LaneRecycling, TheDepotKeepsNoMoreThanItsBoundAndAFloodPastItLosesNothing) {
+// spec: [LANE-7.9]
+TEST(LaneRecycling, ThePoolKeepsNoMoreThanItsBoundAndAFloodPastItLosesNothing) {
   ManualScheduler ms;
   StateLane lane("past-the-bound", ms);
-  constexpr std::size_t kBound = detail::kDepotBytes / detail::SpareCore::kSpareBytes;
-  const int items = static_cast<int>(kBound) + 5000;
+  constexpr std::size_t kBound = detail::kFreeSlabBytes / Slabs::kSlabBytes;
+  const int items = static_cast<int>((kBound + 20) * 63);  // 20 slabs past the bound
   std::vector<int> ran;
   flood(ms, lane, items, ran);
-  EXPECT_LE(detail::spare_depot().spares(), kBound);
+  EXPECT_LE(detail::item_slabs().free_slabs(), kBound);
+  EXPECT_GE(detail::item_slabs().free_slabs(), kBound > 0 ? kBound - 1 : 0);  // full, less rounding
   ASSERT_EQ(ran.size(), static_cast<std::size_t>(items));
   for (int i = 0; i < items; ++i) ASSERT_EQ(ran[static_cast<std::size_t>(i)], i);
   sync_wait(lane.close());
 }
 
+// ------------------------------------------------------------- the depot
+// [LANE-7.8]: a Strand step's storage is a spare: what a strand's list has no
+// room for goes to the process's depot, and a thread that runs out takes a
+// chain from it. The depot is shared by the whole process.
+
+// Empties the process's depot (earlier tests of this binary filled it), so a
+// test sees only what it put there itself.
+void empty_spare_depot() {
+  while (detail::SpareCore::Spare* chain = detail::spare_depot().take()) detail::SpareCore::release_all(chain);
+}
+
+// One step posted to a strand: counts its run.
+class CountingStep final : public Runnable {
+ public:
+  explicit CountingStep(int* runs) : runs_(runs) {}
+  void run() noexcept override { ++*runs_; }
+
+ private:
+  int* runs_;
+};
+
 // spec: [LANE-7.8]
-TEST(LaneRecycling, ACarrierThatDrainsManyOneItemLanesGivesItsChainToTheDepotInBoundedPieces) {
+TEST(LaneRecycling, ACarrierThatDrainsManyOneStepStrandsGivesItsChainToTheDepotInBoundedPieces) {
   auto& depot = detail::spare_depot();
   empty_spare_depot();
   ManualScheduler ms;
-  constexpr int kLanes = 400;  // one item each: every drain step's last storage is this thread's
-  std::vector<std::unique_ptr<StateLane>> lanes;
-  for (int i = 0; i < kLanes; ++i) lanes.push_back(std::make_unique<StateLane>("one-item", ms));
+  constexpr int kStrands = 400;  // one step each: every drain step's last storage is this thread's
+  std::vector<std::shared_ptr<Strand>> strands;
+  for (int i = 0; i < kStrands; ++i) strands.push_back(std::make_shared<Strand>(ms));
   int ran = 0;
-  for (auto& lane : lanes) ASSERT_TRUE(lane->try_post([&ran] { ++ran; }));
+  CountingStep step(&ran);
+  for (auto& strand : strands) strand->post(step);
   // This thread's chain is long when the drains start (as after a refill of a
   // long chain): its length must not carry over into the chains it gives.
   for (int i = 0; i < 200; ++i) detail::give_back_item_storage(::operator new(detail::SpareCore::kSpareBytes));
   ms.run_until_idle();
-  EXPECT_EQ(ran, kLanes);
+  EXPECT_EQ(ran, kStrands);
   // The drains' storage left this thread in pieces, none longer than
   // kMaxDepotChain, and most of it is in the depot now.
   std::size_t in_depot = 0;
@@ -265,8 +353,7 @@ TEST(LaneRecycling, ACarrierThatDrainsManyOneItemLanesGivesItsChainToTheDepotInB
     detail::SpareCore::release_all(chain);
   }
   EXPECT_GE(chains, 2u);
-  EXPECT_GE(in_depot, static_cast<std::size_t>(kLanes) + 200 - detail::kSlotMaxSpares - detail::kSlotCheckSteps);
-  for (auto& lane : lanes) sync_wait(lane->close());
+  EXPECT_GE(in_depot, static_cast<std::size_t>(kStrands) + 200 - detail::kSlotMaxSpares - detail::kSlotCheckSteps);
 }
 
 // The depot alone (BasicSpareDepot<StdSync>, a private one): a chain is kept

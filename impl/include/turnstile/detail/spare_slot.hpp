@@ -7,8 +7,8 @@
 // thread's next items are built there. Storage allocated on a producer and
 // freed on a carrier defeats the allocator's per-thread caches; a spare goes
 // round between them instead.
-// Used by StateLane::try_post (items of callables that fit) and Strand::post
-// (every step), for every BasicLaneCore<StdSync>.
+// Used by Strand::post, every step (StateLane::try_post builds its items in
+// slabs instead: item_slot.hpp, [LANE-7.9]).
 //
 // Storage a lane's list has no room for goes to the process's depot
 // (spare_depot(), [DEPOT-I1]..[DEPOT-I3]); a thread whose slot is still empty
@@ -38,7 +38,7 @@ using SpareCore = BasicLaneCore<StdSync>;
 // (TURNSTILE_SPARE_DEPOT_BYTES at build time, default 2 MiB; 0 turns it off),
 // in at most SpareCore::SpareDepot::kMaxChains chains. Constructed on first use,
 // never destroyed: a thread exiting, or a lane destroyed, during static
-// destruction still finds it. Every StateLane and Strand core is given it.
+// destruction still finds it. Every Strand core is given it.
 #ifndef TURNSTILE_SPARE_DEPOT_BYTES
 #define TURNSTILE_SPARE_DEPOT_BYTES 2097152u  // 2 MiB
 #endif
