@@ -25,6 +25,7 @@ namespace {
 // sealed, so never reused (the pool's storage is never freed then either).
 thread_local ItemSlabs::Cursor tl_cursor;
 struct Sealer {
+  bool armed = false;  // set by this thread's first item: its destructor is then registered
   Sealer() = default;
   Sealer(const Sealer&) = delete;
   Sealer& operator=(const Sealer&) = delete;
@@ -34,7 +35,7 @@ thread_local Sealer tl_sealer;
 }  // namespace
 
 void* take_item_slot(std::size_t bytes) {
-  (void)&tl_sealer;  // odr-use: constructed (and so destroyed) on this thread
+  if (!tl_sealer.armed) [[unlikely]] tl_sealer.armed = true;
   return tl_cursor.take(item_slabs(), bytes);
 }
 

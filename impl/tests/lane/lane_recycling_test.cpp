@@ -19,6 +19,7 @@
 #include <memory>
 #include <set>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "lane_support.hpp"
@@ -141,6 +142,31 @@ TEST(LaneRecycling, ARefusedItemsSlotIsReleasedAtOnce) {
   ms.run_until_idle();
   for (int id : ran) EXPECT_NE(id, 9);  // no refused item ran
   sync_wait(open_lane.close());
+}
+
+// spec: [LANE-7.9]
+TEST(LaneRecycling, AThreadThatExitsGivesUpItsSlabWhichIsFreeOnceItsItemsRan) {
+  ManualScheduler ms;
+  StateLane lane("exiting-thread", ms);
+  std::vector<int> ran;
+  const void* at = nullptr;
+  std::thread producer([&] {
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(lane.try_post(Probe(&ran, i, &at)));
+  });
+  producer.join();  // its slab is sealed, its 3 items still queued
+  const std::size_t free_now = detail::item_slabs().free_slabs();
+  ms.run_until_idle();  // the last item's release frees the slab
+  EXPECT_EQ(ran, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(detail::item_slabs().free_slabs(), free_now + 1);
+  // This thread's next slab is the newest free one: the exited thread's.
+  std::vector<int> mine;
+  const void* next = nullptr;
+  do {
+    ASSERT_TRUE(lane.try_post(Probe(&mine, 0, &next)));
+  } while (offset_in_slab(next) / kLine != 1);
+  EXPECT_EQ(slab_of(next), slab_of(at));
+  ms.run_until_idle();
+  sync_wait(lane.close());
 }
 
 struct ThrowingMove {
