@@ -37,9 +37,15 @@
 //
 // capture_loop(state): the timed loop of the capture benchmarks, one
 // FiberContext::capture() and its drop per iteration.
+//
+// process_cpu_ns(): the CPU time of every thread of the process (user + system,
+// getrusage(RUSAGE_SELF)), in ns: a carrier that polls before parking, or a
+// drain on a carrier, spends CPU that the loop thread's figure does not show.
 #pragma once
 
 #include <benchmark/benchmark.h>
+
+#include <sys/resource.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -98,6 +104,15 @@ void run_in(benchmark::State& state, Mode mode, F f) {
   } else {
     checked();
   }
+}
+
+inline double process_cpu_ns() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const auto ns = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_usec) * 1e3;
+  };
+  return ns(ru.ru_utime) + ns(ru.ru_stime);
 }
 
 inline void capture_loop(benchmark::State& state) {

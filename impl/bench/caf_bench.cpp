@@ -73,14 +73,6 @@ long switches() {
   getrusage(RUSAGE_SELF, &ru);
   return ru.ru_nvcsw + ru.ru_nivcsw;
 }
-// CPU time of every thread of the process (user + system), in ns: a carrier
-// that polls before parking spends CPU that no single thread's figure shows.
-double process_cpu_ns() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  const auto ns = [](const timeval& t) { return t.tv_sec * 1e9 + t.tv_usec * 1e3; };
-  return ns(ru.ru_utime) + ns(ru.ru_stime);
-}
 
 // What the loop saw: taken at its start and end (on whichever thread ran it).
 struct Probe {
@@ -92,12 +84,12 @@ struct Probe {
   bool error = false;
   void start() {
     sw0 = switches();
-    cpu0 = process_cpu_ns();
+    cpu0 = turnstile_bench::process_cpu_ns();
     a0 = turnstile_bench::process_allocations();
   }
   void stop() {
     a1 = turnstile_bench::process_allocations();
-    cpu1 = process_cpu_ns();
+    cpu1 = turnstile_bench::process_cpu_ns();
     sw1 = switches();
   }
   void report(benchmark::State& state, long per_iter, long want_last) const {

@@ -7,6 +7,7 @@
 //                 time, once per benchmark iteration.
 //   post_rounds   P producers (Producers) each post kPerProducer items to one
 //                 lane per round; a round ends when the last item has run.
+//                 Reports proc_cpu_ns_per_req: the process's CPU per item.
 //   many_rounds   this thread posts per_lane items to each of the lanes per
 //                 round, round robin; a round ends when every lane has run its share.
 // Items update lane-owned state (Tally, LaneTally): plain fields, serialised by
@@ -20,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "lane_peers.hpp"
 #include "turnstile/state_lane.hpp"
 
@@ -89,13 +91,18 @@ void post_rounds(benchmark::State& state, Tally& tally, Flag& done, Post post) {
     const long base = round * kPerProducer;
     for (long s = 0; s < kPerProducer; ++s) held.value(((base + s) << 1) | p);
   });
+  const double cpu0 = process_cpu_ns();
   for (auto _ : state) {
     tally.target = (round + 1) * kPerProducer * producers;
     gang.round();
     done.wait_and_rearm();
     ++round;
   }
-  state.SetItemsProcessed(state.iterations() * kPerProducer * producers);
+  const double cpu1 = process_cpu_ns();
+  const long items = static_cast<long>(state.iterations()) * kPerProducer * producers;
+  state.SetItemsProcessed(items);
+  // Every thread's CPU per item: producers, the drain and a polling carrier.
+  if (items > 0) state.counters["proc_cpu_ns_per_req"] = (cpu1 - cpu0) / static_cast<double>(items);
 }
 inline void check_tally(benchmark::State& state, const Tally& tally, long refused) {
   const long expected = static_cast<long>(state.iterations()) * kPerProducer * state.range(0);
