@@ -122,6 +122,28 @@ bool run_one(Slabs& slabs, Queue& q) {
   return true;
 }
 
+// What every suite builds: the pool (bound kMaxFree), the queue, a cursor per
+// thread; run_rest_and_destroy() runs what is left and destroys both, so
+// Relacy's heap checks see every slab recycled or freed once.
+template <unsigned Threads>
+struct World {
+  Slabs* slabs = nullptr;
+  Queue* q = nullptr;
+  Slabs::Cursor cursor[Threads];
+
+  void build() {
+    slabs = new Slabs(kMaxFree);
+    q = new Queue;
+  }
+  void run_rest_and_destroy() {
+    while (run_one(*slabs, *q)) {
+    }
+    RL_ASSERT(slabs->free_slabs() <= kMaxFree);  // [SLAB-I3]
+    delete q;
+    delete slabs;  // frees the free list; a slab neither free nor freed leaks
+  }
+};
+
 // produce-run-reuse: two producers, one of which runs items too, and a drain.
 //  thread 0: makes 4 items (fills its first slab, seals it, starts a second),
 //            then seals;
@@ -137,14 +159,12 @@ struct ProduceRunReuse : rl::test_suite<ProduceRunReuse, 3> {
       "items made on two threads and run on two: each slot holds one item at a time, a slab is "
       "reused only after its seal and every release, at most 1 free slab kept, no leak, no "
       "double free";
-  Slabs* slabs = nullptr;
-  Queue* q = nullptr;
-  Slabs::Cursor cursor[3];
+  World<3> w;
+  Slabs*& slabs = w.slabs;
+  Queue*& q = w.q;
+  Slabs::Cursor (&cursor)[3] = w.cursor;
 
-  void before() {
-    slabs = new Slabs(kMaxFree);
-    q = new Queue;
-  }
+  void before() { w.build(); }
   void thread(unsigned idx) {
     if (idx == 0) {
       for (int i = 0; i < 4; ++i) make(*slabs, cursor[0], *q, 100 + i);
@@ -159,13 +179,7 @@ struct ProduceRunReuse : rl::test_suite<ProduceRunReuse, 3> {
     }
     RL_ASSERT(slabs->free_slabs() <= kMaxFree);  // [SLAB-I3]
   }
-  void after() {
-    while (run_one(*slabs, *q)) {
-    }
-    RL_ASSERT(slabs->free_slabs() <= kMaxFree);  // [SLAB-I3]
-    delete q;
-    delete slabs;  // frees the free list; a slab neither free nor freed leaks
-  }
+  void after() { w.run_rest_and_destroy(); }
 };
 
 // seal-vs-release: the owner seals while the drain releases its last slots;
@@ -176,14 +190,12 @@ struct ProduceRunReuse : rl::test_suite<ProduceRunReuse, 3> {
 struct SealVsRelease : rl::test_suite<SealVsRelease, 2> {
   static constexpr const char* kChecks =
       "a seal racing the last releases: the slab recycled once, after both, and reused clean";
-  Slabs* slabs = nullptr;
-  Queue* q = nullptr;
-  Slabs::Cursor cursor[2];
+  World<2> w;
+  Slabs*& slabs = w.slabs;
+  Queue*& q = w.q;
+  Slabs::Cursor (&cursor)[2] = w.cursor;
 
-  void before() {
-    slabs = new Slabs(kMaxFree);
-    q = new Queue;
-  }
+  void before() { w.build(); }
   void thread(unsigned idx) {
     if (idx == 0) {
       make(*slabs, cursor[0], *q, 10);
@@ -203,8 +215,7 @@ struct SealVsRelease : rl::test_suite<SealVsRelease, 2> {
     RL_ASSERT(run_one(*slabs, *q));
     cursor[1].seal(*slabs);
     RL_ASSERT(slabs->free_slabs() == 1);
-    delete q;
-    delete slabs;
+    w.run_rest_and_destroy();
   }
 };
 
