@@ -20,21 +20,34 @@ ItemSlabs& item_slabs() noexcept {
 
 namespace {
 // This thread's slab. Trivially destructible, so it stays usable while the
-// thread exits: the sealer below gives its slab up at exit, and an item made
-// later still (by a thread_local's destructor) gets a slab that is never
-// sealed, so never reused (the pool's storage is never freed then either).
+// thread exits; the sealer below gives its slab up at exit.
 thread_local ItemSlabs::Cursor tl_cursor;
+// Set by the sealer's destructor (trivially destructible, so readable after
+// it): an item made later still, by another thread_local's destructor, gets a
+// slot whose slab is sealed at once, so nothing is left claimed [SLAB-I1].
+thread_local bool tl_exiting = false;
 struct Sealer {
   bool armed = false;  // set by this thread's first item: its destructor is then registered
   Sealer() = default;
   Sealer(const Sealer&) = delete;
   Sealer& operator=(const Sealer&) = delete;
-  ~Sealer() { tl_cursor.seal(item_slabs()); }  // [SLAB-I1] at thread exit
+  ~Sealer() {
+    tl_exiting = true;
+    tl_cursor.seal(item_slabs());  // [SLAB-I1] at thread exit
+  }
 };
 thread_local Sealer tl_sealer;
 }  // namespace
 
 void* take_item_slot(std::size_t bytes) {
+  if (tl_exiting) [[unlikely]] {  // the sealer has run: take, then give the slab up at once
+    void* slot = tl_cursor.take(item_slabs(), bytes);
+    tl_cursor.seal(item_slabs());  // the slot just taken holds a claim: the slab is not recycled
+    // clang-analyzer false positive: it cannot see [SLAB-I1]'s count, so it
+    // takes the seal's recycle path, which needs every slot released.
+    // NOLINTNEXTLINE(clang-analyzer-cplusplus.NewDelete)
+    return slot;
+  }
   if (!tl_sealer.armed) [[unlikely]] tl_sealer.armed = true;
   return tl_cursor.take(item_slabs(), bytes);
 }

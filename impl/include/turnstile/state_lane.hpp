@@ -58,6 +58,7 @@
 // model/lane_model.cpp.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <exception>
 #include <functional>
@@ -226,7 +227,14 @@ class StateLane {
     } else {
       item = new PostItem<F>(this, std::move(work));
     }
-    if (trace::on()) [[unlikely]] item->trace = trace_submit("post");  // [TRACE-4.3]
+    if (trace::on()) [[unlikely]] {  // [TRACE-4.3]
+      try {
+        item->trace = trace_submit("post");
+      } catch (...) {
+        item->discard();  // never queued: its slot (or allocation) goes back
+        throw;
+      }
+    }
     if (submit(*item)) return true;
     item->discard();
     return false;  // [LANE-7.4]
@@ -314,23 +322,25 @@ class StateLane {
     StateLane* lane_;
   };
 
-  // Cache lines by writer (kLaneLine bytes each). A lane is written by its
-  // submitters at every item (the core's mutex, queue ends and state word) and
-  // by its drain at every turn (bare_marker_). Left to fall where the lane's
-  // address puts them, the two could share a line, and the core's mutex could
-  // straddle two: in some processes every item then paid for lines the other
+  // Cache lines by writer. A lane is written by its submitters at every item
+  // (the core's mutex, queue ends and state word: the core's first 58 bytes,
+  // lane_core.hpp) and by its drain at every turn (bare_marker_). Left side by
+  // side, the two could share a cache line, depending on where the lane's
+  // address falls: in some processes every item then paid for a line the other
   // side had just written (impl/bench/README.md, "The throughput rounds' false
-  // sharing"). So the core starts a line (its submitter-written fields are its
-  // first kLaneLine bytes, lane_core.hpp) and the drain's field starts another.
+  // sharing"). kLaneLine bytes between them keep them on different lines
+  // wherever the lane is. (Padding, not alignas: a lane may live in a coroutine
+  // frame, which is not over-aligned.)
   static constexpr std::size_t kLaneLine = 64;
   std::string name_;
   Scheduler& scheduler_;
-  alignas(kLaneLine) detail::LaneCore core_;
+  detail::LaneCore core_;
   Drainer drainer_{this};
+  [[maybe_unused]] std::array<char, kLaneLine> apart_{};  // core_'s submitter-written fields | the drain's
   // The marker frame of a turn whose submitter has no bindings, built by the
   // first such turn and shared by the next ones (state_lane.cpp, LaneTurnMarker);
   // touched only by the running drain [LANE-I1].
-  alignas(kLaneLine) detail::FrameRef bare_marker_;
+  detail::FrameRef bare_marker_;
   Event drained_;
   detail::Mutex handler_mu_;
   ErrorHandler handler_ TURNSTILE_GUARDED_BY(handler_mu_);

@@ -51,6 +51,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <stdexcept>
 
 #include "turnstile/detail/thread_annotations.hpp"
 
@@ -75,19 +76,29 @@ class BasicItemSlabs {
   explicit BasicItemSlabs(std::size_t max_free) : max_free_(max_free) {}
   BasicItemSlabs(const BasicItemSlabs&) = delete;
   BasicItemSlabs& operator=(const BasicItemSlabs&) = delete;
-  ~BasicItemSlabs() {  // no other thread uses a pool being destroyed
-    Slab* slab = free_.load();
-    while (slab != nullptr) {
-      Slab* next = slab->next_.load();
-      discard(slab);
-      slab = next;
-    }
-  }
+  ~BasicItemSlabs() { release_free_slabs(); }  // no other thread uses a pool being destroyed
 
   // How many free slabs the pool keeps now.
   std::size_t free_slabs() {
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     return free_count_.load();
+  }
+
+  // Frees every free slab the pool keeps (slabs in use are untouched): gives
+  // the memory back, or lets a test start from an empty pool.
+  void release_free_slabs() noexcept {
+    Slab* slab = nullptr;
+    {
+      BasicLockGuard<typename Sync::mutex> lock(mu_);
+      slab = free_.load();
+      free_.store(nullptr);
+      free_count_.store(0);
+    }
+    while (slab != nullptr) {  // [SLAB-I3] outside the lock
+      Slab* next = slab->next_.load();
+      discard(slab);
+      slab = next;
+    }
   }
 
   // A thread's slab in use: its owner takes slots from it front to back.
@@ -102,6 +113,7 @@ class BasicItemSlabs {
     // of this thread's slab; a new slab (free or allocated) when it has no
     // room. Throws what Storage::allocate throws; the cursor is then empty.
     void* take(BasicItemSlabs& pool, std::size_t bytes) {
+      if (bytes > kMaxSlotBytes) throw std::length_error("BasicItemSlabs: an item larger than a slab's slots");
       const std::size_t need = (bytes + kLine - 1) & ~(kLine - 1);
       if (slab_ == nullptr || used_ + need > kSlabBytes) {
         seal(pool);

@@ -312,10 +312,10 @@ class BasicLaneCore {
     return Batch{};
   }
 
-  // Written by every submission: first, so that a core starting a cache line
-  // (StateLane's does) has them all on that line (with StdSync: 40 + 16 + 2
-  // bytes of 64). What a submission only reads (the bound, the depot) or only
-  // a refill writes (the spare list) comes after.
+  // Written by every submission: first, together (with StdSync 40 + 16 + 2
+  // bytes, so a line or two), so that an owner can keep what its drain writes
+  // a cache line away from them (StateLane does). What a submission only reads
+  // (the bound, the depot) or only a refill writes (the spare list) comes after.
   typename Sync::mutex mu_;
   typename Sync::template var<Item*> head_ TURNSTILE_GUARDED_BY(mu_){};
   typename Sync::template var<Item*> tail_ TURNSTILE_GUARDED_BY(mu_){};
