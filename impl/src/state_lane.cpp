@@ -116,7 +116,10 @@ void trace_lane_event(const char* ev, const LaneTrace& t, const char* outcome) n
 }  // namespace detail
 
 StateLane::StateLane(std::string name, Scheduler& scheduler)
-    : name_(std::move(name)), scheduler_(scheduler) {}  // items are in slabs, not spares [LANE-7.9]
+    : name_(std::move(name)),
+      scheduler_(scheduler),
+      hot_(std::make_unique<Hot>()),  // items are in slabs, not spares [LANE-7.9]
+      core_(hot_->core) {}
 
 StateLane::~StateLane() {
   if (!core_.is_idle()) {
@@ -190,7 +193,7 @@ void StateLane::trace_refused(const detail::LaneTrace& t, const char* reason) no
 void StateLane::start_drain() { scheduler_.post(drainer_); }  // never inline [RT-2.1]
 
 void StateLane::Drainer::run() noexcept {
-  detail::LaneTurnMarker marker(lane_, lane_->bare_marker_);
+  detail::LaneTurnMarker marker(lane_, lane_->hot_->bare_marker);
   // No item returns a spare: a try_post item's slot is released by its
   // complete() [LANE-7.9], a run() item's record by its awaiter.
   const auto status = lane_->core_.drain(marker, detail::kTurnsPerStep);

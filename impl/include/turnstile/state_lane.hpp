@@ -58,7 +58,6 @@
 // model/lane_model.cpp.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <exception>
 #include <functional>
@@ -324,23 +323,28 @@ class StateLane {
 
   // Cache lines by writer. A lane is written by its submitters at every item
   // (the core's mutex, queue ends and state word: the core's first 58 bytes,
-  // lane_core.hpp) and by its drain at every turn (bare_marker_). Left side by
-  // side, the two could share a cache line, depending on where the lane's
-  // address falls: in some processes every item then paid for a line the other
-  // side had just written (impl/bench/README.md, "The throughput rounds' false
-  // sharing"). kLaneLine bytes between them keep them on different lines
-  // wherever the lane is. (Padding, not alignas: a lane may live in a coroutine
-  // frame, which is not over-aligned.)
+  // lane_core.hpp) and by its drain at every turn (the bare marker frame).
+  // Where they fell by the lane's address, the two could share a cache line
+  // and the core's fields could straddle two: in some processes every item
+  // then paid for lines the other side had just written (impl/bench/README.md,
+  // "The throughput rounds' false sharing"). So they live in a block of their
+  // own, aligned to a line (allocated: a lane may live in a coroutine frame,
+  // which is not over-aligned): the core's submitter-written fields on its
+  // first line, the drain's frame on its third. The lane itself is read-only
+  // on the hot paths.
   static constexpr std::size_t kLaneLine = 64;
+  struct alignas(kLaneLine) Hot {
+    detail::LaneCore core;
+    // The marker frame of a turn whose submitter has no bindings, built by
+    // the first such turn and shared by the next ones (state_lane.cpp,
+    // LaneTurnMarker); touched only by the running drain [LANE-I1].
+    alignas(kLaneLine) detail::FrameRef bare_marker;
+  };
   std::string name_;
   Scheduler& scheduler_;
-  detail::LaneCore core_;
+  std::unique_ptr<Hot> hot_;
+  detail::LaneCore& core_;  // hot_->core
   Drainer drainer_{this};
-  [[maybe_unused]] std::array<char, kLaneLine> apart_{};  // core_'s submitter-written fields | the drain's
-  // The marker frame of a turn whose submitter has no bindings, built by the
-  // first such turn and shared by the next ones (state_lane.cpp, LaneTurnMarker);
-  // touched only by the running drain [LANE-I1].
-  detail::FrameRef bare_marker_;
   Event drained_;
   detail::Mutex handler_mu_;
   ErrorHandler handler_ TURNSTILE_GUARDED_BY(handler_mu_);
