@@ -269,22 +269,16 @@ class StateLane {
       }
     }
     detail::LaneCore::Spare* complete() noexcept override {
-      if constexpr (pooled()) {
-        void* storage = this;
-        this->~PostItem();
-        detail::release_item_slot(storage);  // [SLAB-I1] nothing touches it after this
-        return nullptr;
-      } else {
-        delete this;
-        return nullptr;
-      }
+      discard();
+      return nullptr;  // never a spare: a slot goes back to its slab [LANE-7.9]
     }
-    // A refused item: never linked; its slot is released as a completed one's.
+    // Destroys the item and gives its storage back: a completed item's, or a
+    // refused one's (never linked), alike.
     void discard() noexcept {
       if constexpr (pooled()) {
         void* storage = this;
         this->~PostItem();
-        detail::release_item_slot(storage);
+        detail::release_item_slot(storage);  // [SLAB-I1] nothing touches it after this
       } else {
         delete this;
       }
