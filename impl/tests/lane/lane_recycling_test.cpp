@@ -122,7 +122,7 @@ TEST(LaneRecycling, AnItemLongerThanALineTakesWholeLinesAndTheNextStartsAfterThe
 
 // spec: [LANE-7.9]
 TEST(LaneRecycling, ASlabWhoseThreadMovedOnAndWhoseItemsAllRanIsTheNextSlabTaken) {
-  if (!empty_slab_pool()) GTEST_SKIP() << "TURNSTILE_SPARE_DEPOT_BYTES is 0: the pool keeps no slab";
+  if (!empty_slab_pool()) GTEST_SKIP() << "[LANE-7.9] TURNSTILE_SPARE_DEPOT_BYTES is 0: the pool keeps no slab to observe";
   ManualScheduler ms;
   StateLane lane("slab-reuse", ms);
   std::vector<int> ran;
@@ -150,7 +150,7 @@ TEST(LaneRecycling, ASlabWhoseThreadMovedOnAndWhoseItemsAllRanIsTheNextSlabTaken
 
 // spec: [LANE-7.4] [LANE-7.9]
 TEST(LaneRecycling, ARefusedItemsSlotIsReleasedAtOnce) {
-  if (!empty_slab_pool()) GTEST_SKIP() << "TURNSTILE_SPARE_DEPOT_BYTES is 0: the pool keeps no slab";
+  if (!empty_slab_pool()) GTEST_SKIP() << "[LANE-7.9] TURNSTILE_SPARE_DEPOT_BYTES is 0: the pool keeps no slab to observe";
   ManualScheduler ms;
   StateLane open_lane("open", ms);
   StateLane shut("shut", ms);
@@ -184,7 +184,7 @@ TEST(LaneRecycling, ARefusedItemsSlotIsReleasedAtOnce) {
 
 // spec: [LANE-7.9]
 TEST(LaneRecycling, AThreadThatExitsGivesUpItsSlabWhichIsFreeOnceItsItemsRan) {
-  if (!empty_slab_pool()) GTEST_SKIP() << "TURNSTILE_SPARE_DEPOT_BYTES is 0: the pool keeps no slab";
+  if (!empty_slab_pool()) GTEST_SKIP() << "[LANE-7.9] TURNSTILE_SPARE_DEPOT_BYTES is 0: the pool keeps no slab to observe";
   ManualScheduler ms;
   StateLane lane("exiting-thread", ms);
   std::vector<int> ran;
@@ -332,7 +332,7 @@ std::vector<const void*> flood(ManualScheduler& ms, StateLane& lane, int n, std:
 
 // spec: [LANE-7.9] [LANE-5.2]
 TEST(LaneRecycling, AFloodsSlabsGoToThePoolAndTheNextFloodIsBuiltInThem) {
-  if (!empty_slab_pool()) GTEST_SKIP() << "TURNSTILE_SPARE_DEPOT_BYTES is 0: the pool keeps no slab";
+  if (!empty_slab_pool()) GTEST_SKIP() << "[LANE-7.9] TURNSTILE_SPARE_DEPOT_BYTES is 0: the pool keeps no slab to observe";
   ManualScheduler ms;
   StateLane lane("flood", ms);
   std::vector<int> warm;
@@ -365,7 +365,7 @@ TEST(LaneRecycling, AFloodsSlabsGoToThePoolAndTheNextFloodIsBuiltInThem) {
 
 // spec: [LANE-7.9]
 TEST(LaneRecycling, ThePoolKeepsNoMoreThanItsBoundAndAFloodPastItLosesNothing) {
-  if (!empty_slab_pool()) GTEST_SKIP() << "TURNSTILE_SPARE_DEPOT_BYTES is 0: the pool keeps no slab";
+  if (!empty_slab_pool()) GTEST_SKIP() << "[LANE-7.9] TURNSTILE_SPARE_DEPOT_BYTES is 0: the pool keeps no slab to observe";
   ManualScheduler ms;
   StateLane lane("past-the-bound", ms);
   constexpr std::size_t kBound = detail::kFreeSlabBytes / Slabs::kSlabBytes;
