@@ -11,7 +11,8 @@
 // look and its park), [READY-I2] (a carrier leaving work behind wakes a parked
 // one), [READY-I3] (stop drains, then every carrier returns), [READY-I4] (at
 // most max_pollers carriers poll at once; one refused a slot parks and is
-// woken like any other).
+// woken like any other), [READY-I5] (a wake-up made after the unlock; the
+// queue is not destroyed under it: destroy-after-wake).
 //
 // How the product is modelled (ThreadPool, impl/src/scheduler.cpp):
 //  - a carrier is a thread running `while (q.pop(item)) run(item)`, as
@@ -615,6 +616,87 @@ struct PollerSteals : rl::test_suite<PollerSteals, 4> {
   void after() { h.check_all_ran_once(); }
 };
 
+
+// ---------------------------------------------------------------------------
+// destroy-after-wake: two carriers on a queue on the heap; a poster (T2) that
+// pushes items 0 and 1 and returns; and the pool's owner (T3), which waits for
+// both items to run, stops the queue, waits for both carriers to return and
+// deletes the queue, as ~ThreadPool does after joining its carriers. The poster
+// is not a carrier, so nothing joins it. Checks [READY-I5]: a wake-up decided
+// under the mutex is made after the unlock, and the queue is not destroyed
+// under it: a notify on a deleted queue is a use of a destroyed condition
+// variable or of freed memory, which Relacy reports. Each item runs once.
+// The window is held open (WindowSync): the poster's notify waits, yielding,
+// until the owner announces its delete (or a bound of rounds passes, so a
+// wake-up both carriers are parked for is still made). A free scheduler puts
+// the owner's stop, two returns and delete inside that one window too rarely
+// to find: the search then lets either the delete or the notify go first.
+struct Window {
+  unsigned poster = ~0u;              // the thread whose notifies are held
+  Sync::atomic<int>* deleting = nullptr;  // set by the owner just before its delete
+};
+Window g_window;
+struct WindowSync : Sync {
+  class condition_variable : public Sync::condition_variable {
+   public:
+    void notify_one(turnstile::model::SourceLocation loc = turnstile::model::SourceLocation::current()) {
+      if (rl::thread_index() == g_window.poster)
+        for (int k = 0; k < 64 && g_window.deleting->load(std::memory_order_relaxed) == 0; ++k)
+          Sync::pause();
+      Sync::condition_variable::notify_one(loc);
+    }
+  };
+};
+struct DestroyAfterWake : rl::test_suite<DestroyAfterWake, 4> {
+  static constexpr const char* kChecks =
+      "a poster that is not a carrier notifies after its unlock, held until its items ran and "
+      "the owner deletes the queue: the destructor waits for the notify, each item once";
+  using Queue = turnstile::detail::BasicReadyQueue<WindowSync, Item*, kLocalCapacity>;
+  Queue* q = nullptr;
+  Item items[2];
+  Sync::atomic<int> done{0};
+  Sync::atomic<int> deleting{0};
+  Resume all_ran;
+  Resume returned[2];
+
+  void before() {
+    q = new Queue(kSpinLimit, Queue::kUnlimitedPollers, 2, false);
+    for (int i = 0; i < 2; ++i) items[i].id = i;
+    g_window = Window{2, &deleting};
+  }
+  void thread(unsigned idx) {
+    if (idx < 2) {
+      Item* it = nullptr;
+      while (q->pop(idx, it)) {
+        RL_ASSERT(it->payload.load() == 100 + it->id);
+        it->runs.store(it->runs.load() + 1);
+        if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == 2) all_ran.post();
+      }
+      returned[idx].post();
+      return;
+    }
+    if (idx == 2) {
+      for (int i = 0; i < 2; ++i) {
+        items[i].payload.store(100 + i);
+        q->push(&items[i]);
+      }
+      return;  // nothing joins the poster: its notify may still be due
+    }
+    all_ran.wait();
+    q->stop();
+    returned[0].wait();
+    returned[1].wait();
+    deleting.store(1, std::memory_order_relaxed);  // the held notify may go now, or after the delete
+    delete q;  // [READY-I5] waits for the poster's notify
+    q = nullptr;
+  }
+  void after() {
+    g_window = Window{};
+    RL_ASSERT(done.load(std::memory_order_relaxed) == 2);
+    for (auto& it : items) RL_ASSERT(it.runs.load() == 1);
+  }
+};
+
 }  // namespace
 
 TURNSTILE_MODEL_MAIN("ready_queue", {
@@ -639,4 +721,5 @@ TURNSTILE_MODEL_MAIN("ready_queue", {
     suite<LocalRescuedThenPost, "local-rescued-then-post">({bounded(1), random_search(20000)}),
     suite<SharedTurnSlot, "shared-turn-slot">({bounded(2), random_search(20000)}),
     suite<PollerSteals, "poller-steals">({random_search(100000)}),
+    suite<DestroyAfterWake, "destroy-after-wake">({bounded(1), random_search(100000)}),
 })

@@ -32,13 +32,14 @@
 // the plain rows use the defaults (poll, every idle carrier may, hand-off on).
 // Counters, delta over the measured loop, per request: switches_per_req
 // (getrusage(RUSAGE_SELF) voluntary + involuntary context switches, every thread
-// of the process), proc_cpu_ns_per_req (the process's user + system CPU time,
-// every thread) and allocs_per_req (every thread's operator new calls,
-// alloc_counter.cpp; a frame or call record served by turnstile's block cache,
-// [RT-1.7], calls no operator new and is not counted: set
-// TURNSTILE_BLOCK_CACHE=off to count every one). Every benchmark checks the
-// server's count and the replies
-// it received against the iterations, and reports a lost reply with SkipWithError.
+// of the process), invol_switches_per_req (the involuntary ones alone: a thread
+// preempted, which a loaded machine adds to both sides), proc_cpu_ns_per_req
+// (the process's user + system CPU time, every thread) and allocs_per_req
+// (every thread's operator new calls, alloc_counter.cpp; a frame or call record
+// served by turnstile's block cache, [RT-1.7], calls no operator new and is not
+// counted: set TURNSTILE_BLOCK_CACHE=off to count every one). Every benchmark
+// checks the server's count and the replies it received against the
+// iterations, and reports a lost reply with SkipWithError.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -68,15 +69,20 @@ struct Counter {
 };
 using Act = Activation<Counter>;
 
-long switches() {
+// Context switches of every thread of the process so far: voluntary (a wait,
+// a park, a sleep) and involuntary (preempted).
+struct Switches {
+  long voluntary = 0, involuntary = 0;
+};
+Switches switches() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_nvcsw + ru.ru_nivcsw;
+  return {ru.ru_nvcsw, ru.ru_nivcsw};
 }
 
 // What the loop saw: taken at its start and end (on whichever thread ran it).
 struct Probe {
-  long sw0 = 0, sw1 = 0;
+  Switches sw0, sw1;
   double cpu0 = 0, cpu1 = 0;
   std::uint64_t a0 = 0, a1 = 0;
   long replies = 0;  // replies received
@@ -95,7 +101,10 @@ struct Probe {
   void report(benchmark::State& state, long per_iter, long want_last) const {
     const double reqs = static_cast<double>(state.iterations()) * static_cast<double>(per_iter);
     if (reqs > 0) {
-      state.counters["switches_per_req"] = static_cast<double>(sw1 - sw0) / reqs;
+      const long vol = sw1.voluntary - sw0.voluntary;
+      const long invol = sw1.involuntary - sw0.involuntary;
+      state.counters["switches_per_req"] = static_cast<double>(vol + invol) / reqs;
+      state.counters["invol_switches_per_req"] = static_cast<double>(invol) / reqs;
       state.counters["allocs_per_req"] = static_cast<double>(a1 - a0) / reqs;
       state.counters["proc_cpu_ns_per_req"] = (cpu1 - cpu0) / reqs;
     }

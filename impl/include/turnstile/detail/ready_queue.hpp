@@ -47,6 +47,14 @@
 //    leaves more behind wakes a parked carrier when nobody is polling, so k
 //    items pushed while one carrier polled are not all run by that one while
 //    others sleep.
+//  - [READY-I5] A wake-up is made outside the mutex: push() and the takes
+//    decide under mu_ whom to wake ([READY-I1], [READY-I2]) and notify once
+//    mu_ is released, so the woken carrier does not block on the mutex its
+//    waker still holds. The queue is not destroyed under a waker: each wake
+//    decided is counted under mu_ and uncounted after its notify, and the
+//    destructor waits for the count to reach zero (a pusher that is not a
+//    carrier may still be notifying when its item has run and the pool's
+//    owner destroys the pool).
 //  - [READY-I3] [RT-2.3] stop() wakes every carrier; pop() keeps returning the
 //    items queued (and any pushed while draining) and returns false only when
 //    stopped, the shared queue empty, the caller's own slot and local queue
@@ -188,12 +196,21 @@ class BasicReadyQueue {
         carriers_(new Carrier[carrier_count_]()) {}  // () zero-fills: empty slots
   BasicReadyQueue(const BasicReadyQueue&) = delete;
   BasicReadyQueue& operator=(const BasicReadyQueue&) = delete;
+  // [READY-I5] Waits until every wake-up decided under mu_ has been made: a
+  // pusher that is not a carrier may still be in its notify when the item it
+  // pushed has run and the pool's owner destroys the pool.
+  ~BasicReadyQueue() {
+    // acquire: pairs with the release decrement that ends Wake's notify; after
+    // it no waker touches this queue again.
+    while (notifying_.load(std::memory_order_acquire) != 0) Sync::pause();
+  }
 
   // Appends `item` to the shared queue ([RT-2.2]) and wakes a parked carrier
   // unless one polls.
   void push(T item) {
+    Wake wake(*this);  // [READY-I5] made once the lock below is released
     BasicLockGuard<typename Sync::mutex> lock(mu_);
-    push_locked(item);
+    push_locked(item, wake);
   }
 
   // A post made by carrier `c` while it runs an item ([SLOT-I1]): the run's
@@ -236,10 +253,11 @@ class BasicReadyQueue {
     // (lock order: mu_, then a local queue's mutex); the run's later posts
     // follow them there, so the run's posts keep their order ([SLOT-I1]).
     me.run_local_.store(kRunSpilled);
+    Wake wake(*this);  // [READY-I5]
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     me.local_.drain_to(items_);
-    if (first != T{}) push_locked(first);
-    push_locked(item);
+    if (first != T{}) push_locked(first, wake);
+    push_locked(item, wake);
   }
 
   // Carrier `c`'s next item into `out`: every shared_every-th time the
@@ -269,8 +287,9 @@ class BasicReadyQueue {
     for (;;) {
       bool stopping = false;
       {
+        Wake wake(*this);  // [READY-I5]
         BasicLockGuard<typename Sync::mutex> lock(mu_);
-        if (take_locked(out)) return took(me);
+        if (take_locked(out, wake)) return took(me);
         stopping = stopping_.load();
       }
       if (stopping) {
@@ -286,13 +305,14 @@ class BasicReadyQueue {
       // another carrier's work. Local queues are left to their owners and the
       // rescuer ([LOCAL-I2]).
       if (!poll() && hand_off_ && steal(c, out)) return stole(me);
+      Wake wake(*this);  // [READY-I5]
       BasicLockGuard<typename Sync::mutex> lock(mu_);
       // [READY-I1] the re-check under the mutex, after this carrier stopped
       // counting as a poller (poll() decremented polling_ before returning).
       parked_.store(parked_.load() + 1);
       while (items_.empty() && !stopping_.load()) cv_.wait(mu_);
       parked_.store(parked_.load() - 1);
-      if (take_locked(out)) return took(me);
+      if (take_locked(out, wake)) return took(me);
       // stopping: the next round steals or returns
     }
   }
@@ -320,8 +340,9 @@ class BasicReadyQueue {
       const std::size_t pushed = c.local_.pushed();
       const bool queued = c.local_.size_hint() > 0;
       if (queued && c.local_.taken() < c.seen_pushed_.load()) {
+        Wake wake(*this);  // [READY-I5]
         BasicLockGuard<typename Sync::mutex> lock(mu_);
-        if (c.local_.rescue_to(items_, c.seen_pushed_.load()) > 0) pushed_locked();
+        if (c.local_.rescue_to(items_, c.seen_pushed_.load()) > 0) pushed_locked(wake);
       }
       c.seen_pushed_.store(pushed);
       // relaxed: hints; the exchange below decides [SLOT-I2].
@@ -331,6 +352,7 @@ class BasicReadyQueue {
       if (filled && c.seen_filled_.load() && runs == c.seen_runs_.load()) {
         // Under mu_, the take and the push together: an owner that finds its
         // slot empty (or marked) and then takes the mutex sees the item queued.
+        Wake wake(*this);  // [READY-I5]
         BasicLockGuard<typename Sync::mutex> lock(mu_);
         // relaxed: the compare-exchange below decides and acquires.
         T held = c.slot_.load(std::memory_order_relaxed);
@@ -339,7 +361,7 @@ class BasicReadyQueue {
         if (holds_item(held) &&
             c.slot_.compare_exchange_strong(held, rescued_mark(), std::memory_order_acquire,
                                             std::memory_order_relaxed))
-          push_locked(held);
+          push_locked(held, wake);
       }
       busy = busy || queued || filled || fills != c.seen_fills_.load();
       c.seen_filled_.store(filled);
@@ -384,6 +406,37 @@ class BasicReadyQueue {
   bool hand_off() const { return hand_off_; }
 
  private:
+  // [READY-I5] The wake-ups a critical section on mu_ decided (hand_on_locked),
+  // made by the destructor, after the lock guard declared below it has
+  // released mu_. A carrier woken while its waker still holds mu_ blocks on
+  // mu_ at once; on a busy machine the wakee, placed on the waker's core,
+  // preempts it first, so each wake-up cost four context switches instead of
+  // one (perf record -e context-switches, BM_CafTs_InFlight/threads:2 at load
+  // 4). Declare it before the lock guard.
+  class Wake {
+   public:
+    explicit Wake(BasicReadyQueue& q) noexcept : q_(q) {}
+    Wake(const Wake&) = delete;
+    Wake& operator=(const Wake&) = delete;
+    ~Wake() {
+      if (due_ == 0) return;
+      for (unsigned i = 0; i < due_; ++i) q_.cv_.notify_one();
+      // release: pairs with ~BasicReadyQueue's acquire load; the last touch
+      // of the queue by this thread.
+      q_.notifying_.fetch_sub(1, std::memory_order_release);
+    }
+    // Under mu_: one more notify_one() once it is released.
+    void add() noexcept {
+      // relaxed: published by mu_'s unlock to whoever takes an item next, and
+      // so to the owner that destroys the pool after that item ran.
+      if (due_++ == 0) q_.notifying_.fetch_add(1, std::memory_order_relaxed);
+    }
+
+   private:
+    BasicReadyQueue& q_;
+    unsigned due_ = 0;
+  };
+
   // One carrier's slot and counters. The owner-only and rescuer-only fields
   // are Sync::var, so the model reports a touch by anyone else as a race.
   struct alignas(64) Carrier {
@@ -408,39 +461,37 @@ class BasicReadyQueue {
   static constexpr unsigned kRunLocal = 1;
   static constexpr unsigned kRunSpilled = 2;
 
-  void push_locked(T item) TURNSTILE_REQUIRES(mu_) {
+  void push_locked(T item, Wake& wake) TURNSTILE_REQUIRES(mu_) {
     items_.push_back(item);
-    pushed_locked();
+    pushed_locked(wake);
   }
 
   // After items were appended to items_: the size hint, and a wake-up.
-  void pushed_locked() TURNSTILE_REQUIRES(mu_) {
+  void pushed_locked(Wake& wake) TURNSTILE_REQUIRES(mu_) {
     // relaxed: a hint for pollers (they re-check under mu_); written under mu_ only.
     size_.store(items_.size(), std::memory_order_relaxed);
-    hand_on_locked();  // [READY-I1] items_ holds what was just pushed
+    hand_on_locked(wake);  // [READY-I1] items_ holds what was just pushed
   }
 
-  bool take_locked(T& out) TURNSTILE_REQUIRES(mu_) {
+  bool take_locked(T& out, Wake& wake) TURNSTILE_REQUIRES(mu_) {
     if (items_.empty()) return false;
     out = items_.front();  // [RT-2.2] the oldest
     items_.pop_front();
     size_.store(items_.size(), std::memory_order_relaxed);  // hint, as in push()
     // [READY-I2] work left that this carrier cannot take now: hand it on.
-    hand_on_locked();
+    hand_on_locked(wake);
     return true;
   }
 
-  // Wakes a parked carrier when nobody polls and the shared queue holds work:
-  // after a push ([READY-I1]) or a take that leaves more ([READY-I2]).
-  void hand_on_locked() TURNSTILE_REQUIRES(mu_) {
+  // Decides to wake a parked carrier when nobody polls and the shared queue
+  // holds work: after a push ([READY-I1]) or a take that leaves more
+  // ([READY-I2]). The wake-up itself is made once mu_ is released ([READY-I5]).
+  void hand_on_locked(Wake& wake) TURNSTILE_REQUIRES(mu_) {
     // [READY-I1] relaxed polling_ is enough: a poller's decrement is sequenced
     // before its re-check under mu_, so when that re-check ran before this
     // push, the decrement happens before this load (through mu_) and is seen.
-    if (parked_.load() > 0 && polling_.load(std::memory_order_relaxed) == 0 && !items_.empty()) {
-      // Under the mutex: once the item is seen, its owner may destroy the pool
-      // (this condition variable with it) before an unlocked notify ran.
-      cv_.notify_one();
-    }
+    if (parked_.load() > 0 && polling_.load(std::memory_order_relaxed) == 0 && !items_.empty())
+      wake.add();
   }
 
   // The owner's take of its slot, within the streak [SLOT-I3].
@@ -461,10 +512,11 @@ class BasicReadyQueue {
   // [SLOT-I3] the streak is used up: `mine` goes behind the shared queue's
   // items, if any, else behind this carrier's local items, if any.
   [[gnu::noinline]] bool streak_used_up(Carrier& me, T mine, T& out) {
+    Wake wake(*this);  // [READY-I5]
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     if (!items_.empty()) {
       items_.push_back(mine);
-      take_locked(out);
+      take_locked(out, wake);
       me.streak_.store(0);
     } else if (me.local_.size_hint() > 0 && me.local_.push(mine)) {
       me.streak_.store(0);
@@ -496,6 +548,7 @@ class BasicReadyQueue {
   }
 
   [[gnu::noinline]] bool shared_first(Carrier& me, T& out) {
+    Wake wake(*this);  // [READY-I5]
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     if (items_.empty()) return false;
     // relaxed: the owner filled the slot itself [SLOT-I2].
@@ -503,7 +556,7 @@ class BasicReadyQueue {
     const bool kept = !holds_item(mine) || me.local_.push(mine);
     if (!kept) items_.push_back(mine);  // the local queue is full: the shared one, behind
     me.streak_.store(0);
-    return take_locked(out);
+    return take_locked(out, wake);
   }
 
   // [READY-I3] While the pool stops: a batch from another carrier's local
@@ -541,8 +594,9 @@ class BasicReadyQueue {
   // may be waiting in the shared queue. Under mu_, as take_locked() does,
   // hand it on to a parked carrier when nobody polls.
   void hand_on() {
+    Wake wake(*this);  // [READY-I5]
     BasicLockGuard<typename Sync::mutex> lock(mu_);
-    hand_on_locked();
+    hand_on_locked(wake);
   }
 
   // [SLOT-I2] another carrier's hand-off, left while this one polled in vain.
@@ -583,8 +637,13 @@ class BasicReadyQueue {
   }
 
   void wake_rescuer() {
-    BasicLockGuard<typename Sync::mutex> lock(rescue_mu_);
-    rescuer_parked_.store(false, std::memory_order_relaxed);  // under rescue_mu_
+    {
+      BasicLockGuard<typename Sync::mutex> lock(rescue_mu_);
+      rescuer_parked_.store(false, std::memory_order_relaxed);  // under rescue_mu_
+    }
+    // [READY-I5] after the unlock, so the rescuer does not wake into a held
+    // rescue_mu_. Safe for the condition variable's life: only carriers call
+    // this (push_from), and the pool joins them before it closes the rescuer.
     rescue_cv_.notify_one();
   }
 
@@ -629,6 +688,7 @@ class BasicReadyQueue {
   typename Sync::template var<bool> stopping_ TURNSTILE_GUARDED_BY(mu_);
   typename Sync::template atomic<unsigned> polling_{0};  // carriers inside poll()
   typename Sync::template atomic<std::size_t> size_{0};  // items_.size(), a hint
+  typename Sync::template atomic<unsigned> notifying_{0};  // Wakes between mu_'s unlock and their notify [READY-I5]
   // The rescuer's park [SLOT-I4].
   typename Sync::mutex rescue_mu_;
   typename Sync::condition_variable rescue_cv_;
