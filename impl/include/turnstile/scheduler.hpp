@@ -188,12 +188,14 @@ class ThreadPool final : public Scheduler {
   // 4096, not 1024 (about 20 us): on a machine busy with other work, the
   // shorter poll parked the carriers of a pipelined exchange between every
   // burst, and each park cost a wake-up, a switch, and often a preemption of
-  // the waker. 64 calls in flight on 2 carriers beside 4 busy processes, same
-  // run, against CAF: 4.6 to 6.7 context switches per 1,000 requests with
-  // 1024, 2.4 to 3.1 with 4096 (CAF: 4.2 to 8.7); the time per request within
-  // 0.65 to 0.67 of CAF's against 0.57 to 0.61 (impl/bench/README.md, "The
-  // poll's length"). The price: an idle carrier spends up to that poll's CPU
-  // once per burst. Pass spin_rounds to choose otherwise.
+  // the waker. 64 calls in flight on 2 carriers beside 4 busy processes, the
+  // two lengths alternating in one session: 7.3 to 7.6 context switches per
+  // 1,000 requests with 1024, 3.7 to 4.6 with 4096 (CAF: 7.8 to 12.2); the
+  // time per request 0.53 to 0.71 of CAF's against 0.48 to 0.64, as the
+  // poller takes CPU from the carrier doing the work (impl/bench/README.md,
+  // "Wake-ups after the unlock, and the poll's length"). The price when idle:
+  // a carrier spends up to that poll's CPU once per burst. Pass spin_rounds
+  // to choose otherwise.
   static constexpr unsigned kDefaultSpinRounds = 4096;
   static constexpr unsigned kAutoPollers = 0;        // max(1, hardware_concurrency / 2)
   static constexpr unsigned kUnlimitedPollers = ~0u;  // every idle carrier polls (the default)
