@@ -616,16 +616,16 @@ struct PollerSteals : rl::test_suite<PollerSteals, 4> {
   void after() { h.check_all_ran_once(); }
 };
 
-
 // ---------------------------------------------------------------------------
-// destroy-after-wake: two carriers on a queue on the heap; a poster (T2) that
-// pushes items 0 and 1 and returns; and the pool's owner (T3), which waits for
-// both items to run, stops the queue, waits for both carriers to return and
-// deletes the queue, as ~ThreadPool does after joining its carriers. The poster
-// is not a carrier, so nothing joins it. Checks [READY-I5]: a wake-up decided
-// under the mutex is made after the unlock, and the queue is not destroyed
-// under it: a notify on a deleted queue is a use of a destroyed condition
-// variable or of freed memory, which Relacy reports. Each item runs once.
+// destroy-after-wake: two carriers on a queue on the heap (a harness the owner
+// deletes); a poster (T2) that pushes items 0 and 1 and returns; and the
+// pool's owner (T3), which waits for both items to run, stops the queue,
+// waits for both carriers to return and deletes the queue, as ~ThreadPool
+// does after joining its carriers. The poster is not a carrier, so nothing
+// joins it. Checks [READY-I5]: a wake-up decided under the mutex is made
+// after the unlock, and the queue is not destroyed under it: a notify on a
+// deleted queue is a use of a destroyed condition variable or of freed
+// memory, which Relacy reports. Each item runs once.
 // The window is held open (WindowSync): the poster's notify waits, yielding,
 // until the owner announces its delete (or a bound of rounds passes, so a
 // wake-up both carriers are parked for is still made). A free scheduler puts
@@ -651,50 +651,37 @@ struct DestroyAfterWake : rl::test_suite<DestroyAfterWake, 4> {
   static constexpr const char* kChecks =
       "a poster that is not a carrier notifies after its unlock, held until its items ran and "
       "the owner deletes the queue: the destructor waits for the notify, each item once";
-  using Queue = turnstile::detail::BasicReadyQueue<WindowSync, Item*, kLocalCapacity>;
-  Queue* q = nullptr;
-  Item items[2];
-  Sync::atomic<int> done{0};
+  using WindowHarness = BasicHarness<WindowSync>;
+  WindowHarness* h = nullptr;  // on the heap: the owner deletes it, and its queue with it
   Sync::atomic<int> deleting{0};
-  Resume all_ran;
   Resume returned[2];
 
   void before() {
-    q = new Queue(kSpinLimit, Queue::kUnlimitedPollers, 2, false);
-    for (int i = 0; i < 2; ++i) items[i].id = i;
+    h = new WindowHarness;
+    h->expected = 2;
     g_window = Window{2, &deleting};
   }
   void thread(unsigned idx) {
     if (idx < 2) {
-      Item* it = nullptr;
-      while (q->pop(idx, it)) {
-        RL_ASSERT(it->payload.load() == 100 + it->id);
-        it->runs.store(it->runs.load() + 1);
-        if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == 2) all_ran.post();
-      }
+      h->carrier(idx, false);
       returned[idx].post();
       return;
     }
     if (idx == 2) {
-      for (int i = 0; i < 2; ++i) {
-        items[i].payload.store(100 + i);
-        q->push(&items[i]);
-      }
+      h->post(0);
+      h->post(1);
       return;  // nothing joins the poster: its notify may still be due
     }
-    all_ran.wait();
-    q->stop();
+    h->all_ran.wait();
+    h->q.stop();
     returned[0].wait();
     returned[1].wait();
+    h->check_all_ran_once();
     deleting.store(1, std::memory_order_relaxed);  // the held notify may go now, or after the delete
-    delete q;  // [READY-I5] waits for the poster's notify
-    q = nullptr;
+    delete h;  // [READY-I5] ~BasicReadyQueue waits for the poster's notify
+    h = nullptr;
   }
-  void after() {
-    g_window = Window{};
-    RL_ASSERT(done.load(std::memory_order_relaxed) == 2);
-    for (auto& it : items) RL_ASSERT(it.runs.load() == 1);
-  }
+  void after() { g_window = Window{}; }
 };
 
 }  // namespace

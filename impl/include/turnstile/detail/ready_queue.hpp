@@ -407,7 +407,7 @@ class BasicReadyQueue {
 
  private:
   // [READY-I5] The wake-ups a critical section on mu_ decided (hand_on_locked),
-  // made by the destructor, after the lock guard declared below it has
+  // made by Wake's destructor, after the lock guard declared below it has
   // released mu_. A carrier woken while its waker still holds mu_ blocks on
   // mu_ at once; on a busy machine the wakee, placed on the waker's core,
   // preempts it first, so each wake-up cost four context switches instead of
