@@ -1,5 +1,6 @@
-// timer_queue.cpp: the timer queue behind every scheduler's timers, an
-// indexed min-heap by (deadline, arming order).
+// timer_queue.cpp: the timer queue behind every scheduler's timers: a run of
+// entries armed in deadline order, and an indexed min-heap for the others, both
+// by (deadline, arming order).
 #include "timer_queue.hpp"
 
 #include <utility>
@@ -45,6 +46,40 @@ void TimerQueue::sift_down(std::size_t i) {
   place(i, std::move(e));
 }
 
+TimerEntry* TimerQueue::earliest() const {
+  TimerEntry* top = heap_.empty() ? nullptr : heap_.front().get();
+  TimerEntry* head = run_head_.get();
+  if (top == nullptr) return head;
+  if (head == nullptr) return top;
+  return before(*head, *top) ? head : top;  // [RT-8.3] one order over both stores
+}
+
+void TimerQueue::append_run(TimerEntryRef e) {
+  e->slot = TimerEntry::kInRun;
+  e->run_prev = run_tail_;
+  TimerEntry* added = e.get();
+  if (run_tail_ != nullptr) run_tail_->run_next = std::move(e); else run_head_ = std::move(e);
+  run_tail_ = added;
+  ++run_size_;
+}
+
+TimerEntryRef TimerQueue::unlink_run(TimerEntry& e) {
+  TimerEntryRef next = std::move(e.run_next);
+  TimerEntry* const prev = e.run_prev;
+  TimerEntryRef& link = prev != nullptr ? prev->run_next : run_head_;  // the reference to `e`
+  TimerEntryRef out = std::move(link);
+  link = std::move(next);
+  if (link != nullptr) link->run_prev = prev; else run_tail_ = prev;
+  e.run_prev = nullptr;
+  e.slot = TimerEntry::kNoSlot;
+  --run_size_;
+  return out;
+}
+
+TimerEntryRef TimerQueue::take_out(TimerEntry& e) {
+  return e.slot == TimerEntry::kInRun ? unlink_run(e) : pop_at(e.slot);
+}
+
 TimerEntryRef TimerQueue::pop_at(std::size_t i) {
   TimerEntryRef out = std::move(heap_[i]);
   out->slot = TimerEntry::kNoSlot;
@@ -73,13 +108,17 @@ bool TimerQueue::arm(TimerEntryRef e) {
     if (!stopped_) {
       e->seq = next_seq_++;
       const TimerEntry* added = e.get();
-      heap_.push_back(nullptr);
-      place(heap_.size() - 1, std::move(e));
-      sift_up(heap_.size() - 1);
+      if (run_tail_ == nullptr || !before(*e, *run_tail_)) {
+        append_run(std::move(e));  // due no earlier than the run's last: O(1)
+      } else {
+        heap_.push_back(nullptr);
+        place(heap_.size() - 1, std::move(e));
+        sift_up(heap_.size() - 1);
+      }
       // Only when the serving thread sleeps past this deadline: a turn's watchdog
-      // armed behind earlier ones wakes nobody. It re-reads the heap under mu_
+      // armed behind earlier ones wakes nobody. It re-reads the queue under mu_
       // before it sleeps again, so nothing is missed.
-      if (heap_.front().get() == added && added->deadline < waiting_until_) cv_.notify_one();
+      if (earliest() == added && added->deadline < waiting_until_) cv_.notify_one();
       return true;
     }
     e->state.store(TimerEntry::kDropped, std::memory_order_relaxed);  // under mu_ [RT-8.5]
@@ -92,9 +131,9 @@ bool TimerQueue::remove(TimerEntry& e) {
   TimerEntryRef out;
   {
     LockGuard lock(mu_);
-    if (e.slot == TimerEntry::kNoSlot || e.slot >= heap_.size() || heap_[e.slot].get() != &e)
-      return false;
-    out = pop_at(e.slot);
+    const bool in_run = e.slot == TimerEntry::kInRun && e.armed_on == this;
+    if (!in_run && (e.slot >= heap_.size() || heap_[e.slot].get() != &e)) return false;
+    out = take_out(e);
     out->state.store(TimerEntry::kCancelled, std::memory_order_relaxed);  // under mu_ [RT-8.4]
   }
   out->discard();  // outside the lock: a callback's destructor may arm timers
@@ -102,8 +141,9 @@ bool TimerQueue::remove(TimerEntry& e) {
 }
 
 void TimerQueue::take_due_locked(Clock::time_point now, std::vector<TimerEntryRef>& out) {
-  while (!heap_.empty() && heap_.front()->deadline <= now) {  // [RT-8.2] never early
-    TimerEntryRef e = pop_at(0);  // [RT-8.3] the earliest, ties by arming order
+  for (TimerEntry* first = earliest(); first != nullptr && first->deadline <= now;  // [RT-8.2] never early
+       first = earliest()) {
+    TimerEntryRef e = take_out(*first);  // [RT-8.3] the earliest, ties by arming order
     // Relaxed: a canceller reads it after taking mu_ (remove() failed), and the
     // posted item's runner after the target's queue published the item.
     e->state.store(TimerEntry::kDue, std::memory_order_relaxed);
@@ -120,12 +160,13 @@ bool TimerQueue::wait_due(std::vector<TimerEntryRef>& out) {
   UniqueLock lock(mu_);
   for (;;) {
     if (stopped_) return false;
-    if (heap_.empty()) {
+    const TimerEntry* first = earliest();
+    if (first == nullptr) {
       waiting_until_ = Clock::time_point::max();
       cv_.wait(lock.native());
       continue;
     }
-    const Clock::time_point next = heap_.front()->deadline;
+    const Clock::time_point next = first->deadline;
     if (next <= Clock::now()) {
       take_due_locked(Clock::now(), out);
       return true;
@@ -146,6 +187,7 @@ void TimerQueue::drop_all() {
   {
     LockGuard lock(mu_);
     dropped.swap(heap_);
+    while (run_head_ != nullptr) dropped.push_back(unlink_run(*run_head_));
     for (const auto& e : dropped) {
       e->slot = TimerEntry::kNoSlot;
       e->state.store(TimerEntry::kDropped, std::memory_order_relaxed);  // under mu_ [RT-8.5]
@@ -157,13 +199,14 @@ void TimerQueue::drop_all() {
 
 std::optional<TimerQueue::Clock::time_point> TimerQueue::next_deadline() const {
   LockGuard lock(mu_);
-  if (heap_.empty()) return std::nullopt;
-  return heap_.front()->deadline;
+  const TimerEntry* first = earliest();
+  if (first == nullptr) return std::nullopt;
+  return first->deadline;
 }
 
 std::size_t TimerQueue::size() const {
   LockGuard lock(mu_);
-  return heap_.size();
+  return heap_.size() + run_size_;
 }
 
 }  // namespace turnstile::detail

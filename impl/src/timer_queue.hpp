@@ -1,8 +1,22 @@
 // timer_queue.hpp (private): the timer queue behind every scheduler's timers,
-// a min-heap of armed entries by (deadline, arming order). One per ThreadPool
+// armed entries ordered by (deadline, arming order) [RT-8.3]. One per ThreadPool
 // (served by its timer thread), per ManualScheduler (served by advance()), per
 // sync_wait loop (served by the loop's deadline wait), and one process-wide
 // (the default Scheduler::arm_timer). Implemented in timer_queue.cpp.
+//
+// Two stores, one order. An entry due no earlier than the last one the run
+// holds joins the run, a list in (deadline, arming order) order: appended in
+// O(1) and unlinked in O(1) when cancelled. Any other entry goes to a min-heap.
+// The earliest entry is the earlier of the run's head and the heap's top, so
+// take_due() hands out one merged order. Timers armed a fixed delay after
+// "now" (every activation's watchdog: slow_turn after a turn starts) arrive
+// in deadline order and all land in the run: a thousand activations cost no
+// heap sifts to create and destroy, where a heap of a thousand paid about ten
+// levels of cache misses per cancel (impl/bench/README.md, "The timer queue's
+// run").
+//
+// Thread safety: every member is guarded by mu_; so are the fields of an entry
+// the queue holds (slot, seq, run_next, run_prev).
 #pragma once
 
 #include <chrono>
@@ -51,6 +65,13 @@ class TimerQueue : public std::enable_shared_from_this<TimerQueue> {
 
  private:
   static bool before(const TimerEntry& a, const TimerEntry& b) noexcept;
+  // The earliest armed entry (the run's head or the heap's top), or null.
+  TimerEntry* earliest() const TURNSTILE_REQUIRES(mu_);
+  // Takes `e`, armed here, out of the run or the heap, and returns the
+  // queue's reference to it.
+  TimerEntryRef take_out(TimerEntry& e) TURNSTILE_REQUIRES(mu_);
+  void append_run(TimerEntryRef e) TURNSTILE_REQUIRES(mu_);
+  TimerEntryRef unlink_run(TimerEntry& e) TURNSTILE_REQUIRES(mu_);
   void place(std::size_t i, TimerEntryRef e) TURNSTILE_REQUIRES(mu_);
   void sift_up(std::size_t i) TURNSTILE_REQUIRES(mu_);
   void sift_down(std::size_t i) TURNSTILE_REQUIRES(mu_);
@@ -60,6 +81,11 @@ class TimerQueue : public std::enable_shared_from_this<TimerQueue> {
   mutable Mutex mu_;
   std::condition_variable cv_;  // wait_due()'s wake-up
   std::vector<TimerEntryRef> heap_ TURNSTILE_GUARDED_BY(mu_);  // heap_[i]->slot == i
+  // The run: head owned here, each entry owning the next (run_next); every
+  // entry in it has slot == kInRun and is not before its predecessor.
+  TimerEntryRef run_head_ TURNSTILE_GUARDED_BY(mu_);
+  TimerEntry* run_tail_ TURNSTILE_GUARDED_BY(mu_) = nullptr;
+  std::size_t run_size_ TURNSTILE_GUARDED_BY(mu_) = 0;
   std::uint64_t next_seq_ TURNSTILE_GUARDED_BY(mu_) = 0;
   bool stopped_ TURNSTILE_GUARDED_BY(mu_) = false;
   // What the serving thread's last sleep in wait_due() waits until (max: no

@@ -62,6 +62,43 @@ TEST(ManualTimers, FireInDeadlineOrderTiesInArmingOrderAndOnlyPost) {
   EXPECT_EQ(log, (Log{"10a", "10b", "20", "30"}));
 }
 
+// The queue keeps timers armed in deadline order in a list (the run) and the
+// others in a heap (timer_queue.hpp); one advance still posts one order over
+// both. Cancels unlink the run's head, its tail and its middle, and a heap
+// entry; the tail cancelled, the next in-order arm must still join behind the
+// new tail.
+// spec: [RT-8.3] [RT-8.4]
+TEST(ManualTimers, OneOrderOverTimersArmedInOrderAndOutOfOrderWithCancels) {
+  ManualScheduler ms;
+  std::vector<int> fired;
+  std::vector<TimerHandle> h;
+  auto arm = [&](int ms_at) {
+    h.push_back(ms.call_at(at(std::chrono::milliseconds(ms_at)), [&fired, ms_at] { fired.push_back(ms_at); }));
+  };
+  for (int t : {10, 20, 30, 40, 50}) arm(t);  // in order: the run
+  arm(25);                                    // ahead of the run's last: the heap
+  arm(50);                                    // a tie with the run's last: behind it
+  arm(5);                                     // the earliest of all, in the heap
+  EXPECT_EQ(ms.timers(), 8u);
+  EXPECT_EQ(ms.next_deadline(), at(5ms));
+  EXPECT_TRUE(h[0].cancel());  // the run's head (10)
+  EXPECT_TRUE(h[2].cancel());  // its middle (30)
+  EXPECT_TRUE(h[6].cancel());  // its tail (the second 50)
+  EXPECT_TRUE(h[7].cancel());  // the heap's top (5)
+  EXPECT_EQ(ms.timers(), 4u);
+  EXPECT_EQ(ms.next_deadline(), at(20ms));
+  arm(60);  // behind the new tail (50)
+  arm(45);  // ahead of it
+  EXPECT_EQ(ms.advance(45ms), 4u);  // 20, 25, 40, 45
+  EXPECT_TRUE(h[4].cancel());       // 50, now the run's head
+  EXPECT_EQ(ms.timers(), 1u);
+  EXPECT_EQ(ms.advance(100ms), 1u);
+  ms.run_until_idle();
+  EXPECT_EQ(fired, (std::vector<int>{20, 25, 40, 45, 60}));
+  EXPECT_EQ(ms.timers(), 0u);
+  EXPECT_FALSE(ms.next_deadline().has_value());
+}
+
 // spec: [RT-8.3]
 TEST(ManualTimers, NothingFiresUntilAdvanceEvenWhenAlreadyDue) {
   ManualScheduler ms;

@@ -25,7 +25,7 @@ class TimerQueue;
 // and by whoever armed it (a TimerHandle, a sleeping fiber's awaiter).
 struct TimerEntry {
   enum State : int {
-    kArmed,      // in a queue's heap
+    kArmed,      // in a queue (its heap or its run)
     kDue,        // taken from the heap and posted to `target`, not run yet
     kFired,      // its callback started (call_at) [RT-8.4]
     kCancelled,  // cancel() won: the callback never runs
@@ -68,7 +68,12 @@ struct TimerEntry {
   Scheduler* target = nullptr;                       // where the item is posted [RT-8.2]
   // Set by the queue while it holds the entry: guarded by the queue's mutex.
   std::uint64_t seq = 0;                             // arming order: ties [RT-8.3]
-  std::size_t slot = kNoSlot;                        // index in the queue's heap
+  std::size_t slot = kNoSlot;                        // index in the queue's heap, or kInRun
+  // In the queue's run (entries armed in deadline order, timer_queue.hpp): the
+  // next entry, owned, and the previous one.
+  static constexpr std::size_t kInRun = kNoSlot - 1;
+  std::shared_ptr<TimerEntry> run_next;
+  TimerEntry* run_prev = nullptr;
   std::weak_ptr<TimerQueue> queue;                   // written by the queue's arm(), under its mutex
   const TimerQueue* armed_on = nullptr;              // the queue `queue` refers to (same writes)
   // Only kDue -> kFired (the posted item) races kDue -> kCancelled (cancel());
