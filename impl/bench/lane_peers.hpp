@@ -24,6 +24,7 @@
 #include <asio/strand.hpp>
 
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -106,20 +107,31 @@ class IoThreads {
   std::vector<std::thread> threads_;
 };
 
+// The drivers' waits (Flag, Producers) park on a condition variable at once.
+// std::atomic::wait (libstdc++) first calls sched_yield a few times: beside
+// busy processes, each yield hands the core to one of them for up to a time
+// slice, so a waiter still yielding when its round ended saw the end a slice
+// late. That charged a few ms to whichever peer finished its rounds sooner,
+// more often the faster one (impl/bench/README.md, "The drivers' waits").
 class Flag {
  public:
   void set() noexcept {
-    v_.store(1, std::memory_order_release);  // pairs with the acquire loads in wait_and_rearm
-    v_.notify_one();
+    {
+      std::lock_guard lock(mu_);
+      set_ = true;
+    }
+    cv_.notify_one();
   }
   void wait_and_rearm() noexcept {
-    while (v_.load(std::memory_order_acquire) == 0) v_.wait(0, std::memory_order_acquire);
-    // Relaxed: the next set() belongs to a round the waiter has not posted yet.
-    v_.store(0, std::memory_order_relaxed);
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return set_; });
+    set_ = false;  // the next set() belongs to a round the waiter has not posted yet
   }
 
  private:
-  std::atomic<int> v_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool set_ = false;  // guarded by mu_
 };
 
 // One benchmark run of strand round trips on an io_context run by `threads`
@@ -165,9 +177,12 @@ class Producers {
     for (int p = 1; p < n; ++p) threads_.emplace_back([this, p] { helper(p); });
   }
   ~Producers() {
-    stop_ = true;  // published by the release increment below
-    generation_.fetch_add(1, std::memory_order_release);  // pairs with helper()'s acquire
-    generation_.notify_all();
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+      ++generation_;
+    }
+    start_.notify_all();
     for (auto& t : threads_) t.join();
   }
   Producers(const Producers&) = delete;
@@ -175,30 +190,44 @@ class Producers {
 
   // Runs one round: body(0) here, body(p) on helper p; returns when all are done.
   void round() {
-    busy_.store(static_cast<int>(threads_.size()), std::memory_order_relaxed);  // published below
-    generation_.fetch_add(1, std::memory_order_release);  // pairs with helper()'s acquire
-    generation_.notify_all();
+    {
+      std::lock_guard lock(mu_);
+      busy_ = static_cast<int>(threads_.size());
+      ++generation_;
+    }
+    start_.notify_all();
     body_(0);
-    for (int b = busy_.load(std::memory_order_acquire); b != 0; b = busy_.load(std::memory_order_acquire))
-      busy_.wait(b, std::memory_order_acquire);  // pairs with helper()'s acq_rel decrement
+    std::unique_lock lock(mu_);
+    done_.wait(lock, [this] { return busy_ == 0; });
   }
 
  private:
   void helper(int p) {
     unsigned seen = 0;
     for (;;) {
-      generation_.wait(seen, std::memory_order_acquire);  // pairs with round()'s release
-      seen = generation_.load(std::memory_order_acquire);
-      if (stop_) return;
+      {
+        std::unique_lock lock(mu_);
+        start_.wait(lock, [&] { return generation_ != seen; });
+        seen = generation_;
+        if (stop_) return;
+      }
       body_(p);
-      if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) busy_.notify_one();  // pairs with round()
+      bool last = false;
+      {
+        std::lock_guard lock(mu_);
+        last = --busy_ == 0;
+      }
+      if (last) done_.notify_one();
     }
   }
 
   std::function<void(int)> body_;
-  std::atomic<unsigned> generation_{0};
-  std::atomic<int> busy_{0};
-  bool stop_ = false;  // written before the final generation bump, read after it
+  std::mutex mu_;
+  std::condition_variable start_;  // a round began (or the destructor stops the helpers)
+  std::condition_variable done_;   // the helpers finished their share
+  unsigned generation_ = 0;        // guarded by mu_, as busy_ and stop_
+  int busy_ = 0;
+  bool stop_ = false;
   std::vector<std::thread> threads_;
 };
 
