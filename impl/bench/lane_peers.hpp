@@ -112,14 +112,16 @@ class IoThreads {
 // busy processes, each yield hands the core to one of them for up to a time
 // slice, so a waiter still yielding when its round ended saw the end a slice
 // late. That charged a few ms to whichever peer finished its rounds sooner,
-// more often the faster one (impl/bench/README.md, "The drivers' waits").
+// more often the faster one. A waiter that polls first takes CPU from the
+// threads it waits for on a busy machine (impl/bench/README.md, "The drivers'
+// waits"). The setter notifies under the mutex: once the waiter holds it after
+// the wake-up, the setter is done with the object, which the waiter may then
+// destroy.
 class Flag {
  public:
   void set() noexcept {
-    {
-      std::lock_guard lock(mu_);
-      set_ = true;
-    }
+    std::lock_guard lock(mu_);
+    set_ = true;
     cv_.notify_one();
   }
   void wait_and_rearm() noexcept {
@@ -212,12 +214,8 @@ class Producers {
         if (stop_) return;
       }
       body_(p);
-      bool last = false;
-      {
-        std::lock_guard lock(mu_);
-        last = --busy_ == 0;
-      }
-      if (last) done_.notify_one();
+      std::lock_guard lock(mu_);
+      if (--busy_ == 0) done_.notify_one();
     }
   }
 
