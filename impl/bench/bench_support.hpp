@@ -38,6 +38,18 @@
 // capture_loop(state): the timed loop of the capture benchmarks, one
 // FiberContext::capture() and its drop per iteration.
 //
+// Flag: a one-shot flag a plain thread waits on, re-armed by the waiter; how
+// the drivers wait for a round's end (lane_peers.hpp, runtime_bench.cpp). It
+// parks on a condition variable at once. std::atomic::wait (libstdc++) first
+// calls sched_yield a few times: beside busy processes, each yield hands the
+// core to one of them for up to a time slice, so a waiter still yielding when
+// its round ended saw the end a slice late. That charged a few ms to whichever
+// peer finished its rounds sooner, more often the faster one. A waiter that
+// polls first takes CPU from the threads it waits for on a busy machine
+// (impl/bench/README.md, "The drivers' waits"). The setter notifies under the
+// mutex: once the waiter holds it after the wake-up, the setter is done with
+// the object, which the waiter may then destroy.
+//
 // process_cpu_ns(): the CPU time of every thread of the process (user + system,
 // getrusage(RUSAGE_SELF)), in ns: a carrier that polls before parking, or a
 // drain on a carrier, spends CPU that the loop thread's figure does not show.
@@ -47,7 +59,9 @@
 
 #include <sys/resource.h>
 
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <type_traits>
 
 #include "turnstile/fiber.hpp"
@@ -61,6 +75,25 @@ template <class T>
 [[gnu::always_inline]] inline void sink(T v) noexcept {
   asm volatile("" : : "r"(v) : "memory");
 }
+
+class Flag {
+ public:
+  void set() noexcept {
+    std::lock_guard lock(mu_);
+    set_ = true;
+    cv_.notify_one();
+  }
+  void wait_and_rearm() noexcept {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return set_; });
+    set_ = false;  // the next set() belongs to a round the waiter has not posted yet
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool set_ = false;  // guarded by mu_
+};
 
 // operator new calls made by the calling thread so far.
 std::uint64_t thread_allocations() noexcept;

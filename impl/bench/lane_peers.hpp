@@ -6,7 +6,6 @@
 //               from idle to busy. No per-step budget, no marker, no context.
 //   IoThreads   a standalone-Asio io_context run by N threads (kept alive by a
 //               work guard until join()), the home of the asio::strand peers.
-//   Flag        a one-shot flag a plain thread waits on, re-armed by the waiter.
 //   strand_round_trips  the strand round trip of lane_bench and scale_bench:
 //               post to an asio::strand; the handler does the work and posts the
 //               continuation to the io_context (outside the strand), which issues
@@ -32,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "turnstile/scheduler.hpp"
 
 namespace turnstile_bench {
@@ -107,35 +107,8 @@ class IoThreads {
   std::vector<std::thread> threads_;
 };
 
-// The drivers' waits (Flag, Producers) park on a condition variable at once.
-// std::atomic::wait (libstdc++) first calls sched_yield a few times: beside
-// busy processes, each yield hands the core to one of them for up to a time
-// slice, so a waiter still yielding when its round ended saw the end a slice
-// late. That charged a few ms to whichever peer finished its rounds sooner,
-// more often the faster one. A waiter that polls first takes CPU from the
-// threads it waits for on a busy machine (impl/bench/README.md, "The drivers'
-// waits"). The setter notifies under the mutex: once the waiter holds it after
-// the wake-up, the setter is done with the object, which the waiter may then
-// destroy.
-class Flag {
- public:
-  void set() noexcept {
-    std::lock_guard lock(mu_);
-    set_ = true;
-    cv_.notify_one();
-  }
-  void wait_and_rearm() noexcept {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [this] { return set_; });
-    set_ = false;  // the next set() belongs to a round the waiter has not posted yet
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool set_ = false;  // guarded by mu_
-};
-
+// Producers' waits park on a condition variable at once, as Flag's do
+// (bench_support.hpp says why). The setter notifies under the mutex.
 // One benchmark run of strand round trips on an io_context run by `threads`
 // threads; returns false if a turn was lost (work or continuation count != the
 // number of iterations).

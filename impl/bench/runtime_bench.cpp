@@ -31,8 +31,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/fiber/all.hpp>
@@ -264,26 +262,15 @@ void BM_Base_BoostChannelPingPong2(benchmark::State& state) {
 
 // ------------------------------------------------------------ post throughput
 
-// The round's end: the last done_one() wakes the waiter, which parks on a
-// condition variable at once, as lane_peers.hpp's Flag does (std::atomic::wait
-// calls sched_yield first, and beside busy processes a yield gives the core
-// away for a time slice; impl/bench/README.md, "The drivers' waits").
+// The round's end: the last done_one() sets a Flag (bench_support.hpp), which
+// the waiter parks on.
 struct Countdown {
   std::atomic<int> left{0};  // set before the round's posts; acq_rel decrements
-  std::mutex mu;
-  std::condition_variable cv;
-  bool zero = false;  // guarded by mu: set by the last done_one(), under the lock it notifies in
+  turnstile_bench::Flag zero;
   void done_one() noexcept {
-    if (left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    std::lock_guard lock(mu);
-    zero = true;
-    cv.notify_one();  // under the lock: the waiter may return and end the benchmark
+    if (left.fetch_sub(1, std::memory_order_acq_rel) == 1) zero.set();
   }
-  void wait() noexcept {
-    std::unique_lock lock(mu);
-    cv.wait(lock, [this] { return zero; });
-    zero = false;  // the next round's
-  }
+  void wait() noexcept { zero.wait_and_rearm(); }
 };
 
 struct CountItem final : Runnable {

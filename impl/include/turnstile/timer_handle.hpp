@@ -26,7 +26,7 @@ class TimerQueue;
 struct TimerEntry {
   enum State : int {
     kArmed,      // in a queue (its heap or its run)
-    kDue,        // taken from the heap and posted to `target`, not run yet
+    kDue,        // taken from its queue and posted to `target`, not run yet
     kFired,      // its callback started (call_at) [RT-8.4]
     kCancelled,  // cancel() won: the callback never runs
     kDropped,    // its queue went away first (scheduler destroyed) [RT-8.5]
