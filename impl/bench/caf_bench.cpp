@@ -29,6 +29,7 @@
 // others park at once (the polling cap, [READY-I4]); the *_NoHandOff rows run
 // it on ThreadPool(N, kDefaultSpinRounds, kUnlimitedPollers, false): every post
 // goes to the shared queue, the scheduler before the hand-off slots ([SLOT-I1]);
+// the InFlight_ShortPoll rows poll a quarter as long (kDefaultSpinRounds / 4);
 // the plain rows use the defaults (poll, every idle carrier may, hand-off on).
 // Counters, delta over the measured loop, per request: switches_per_req
 // (getrusage(RUSAGE_SELF) voluntary + involuntary context switches, every thread
@@ -165,6 +166,12 @@ void BM_CafTs_InFlight_ParkAtOnce(benchmark::State& state) { ts_one_actor(state,
 // The polling cap, in the same run: at most one idle carrier polls.
 void BM_CafTs_RoundTrip_OnePoller(benchmark::State& state) { ts_one_actor(state, false, kPoll, 1); }
 void BM_CafTs_InFlight_OnePoller(benchmark::State& state) { ts_one_actor(state, true, kPoll, 1); }
+// A poll a quarter as long (ThreadPool(N, kDefaultSpinRounds / 4)), in the same
+// run: the trade the poll's length makes between time and context switches,
+// which a busy machine tips (impl/bench/README.md, "The poll's length on a busy
+// machine").
+constexpr unsigned kShortPoll = ThreadPool::kDefaultSpinRounds / 4;
+void BM_CafTs_InFlight_ShortPoll(benchmark::State& state) { ts_one_actor(state, true, kShortPoll); }
 // No hand-off slots, in the same run: every post goes to the shared queue.
 constexpr unsigned kAll = ThreadPool::kUnlimitedPollers;
 void BM_CafTs_RoundTrip_NoHandOff(benchmark::State& state) { ts_one_actor(state, false, kPoll, kAll, false); }
@@ -356,6 +363,7 @@ BENCHMARK(BM_Base_CafCreateCall)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTim
 BENCHMARK(BM_CafTs_RoundTrip_ParkAtOnce)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_InFlight_ParkAtOnce)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_CreateCall_ParkAtOnce)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_CafTs_InFlight_ShortPoll)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_RoundTrip_OnePoller)->ArgName("threads")->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_InFlight_OnePoller)->ArgName("threads")->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_CreateCall_OnePoller)->ArgName("threads")->Arg(2)->UseRealTime();
