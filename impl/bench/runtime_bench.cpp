@@ -10,6 +10,13 @@
 //   BM_RT_PoolPost/carriers:N     kBatch intrusive Runnables posted by this thread,
 //                                 waited for; BM_RT_PoolPostFn: the same through
 //                                 post_fn (one allocation per item)
+//   BM_RT_SleepWake               a fiber on ThreadPool(1) sleeps 1 us in a loop:
+//                                 each sleep arms the queue's earliest timer, so the
+//                                 timer thread is woken, takes it due and posts the
+//                                 fiber back to the carrier (three threads: the
+//                                 carrier, the timer thread, and this one asleep in
+//                                 sync_wait); per sleep: time, context switches and
+//                                 CPU of the whole process
 //   BM_RT_FanOut/chunk_us:C       on ThreadPool(2): one item posts kFanOut chunks of
 //                                 C us of CPU each from its run (the hand-off slot
 //                                 and the local queue: [LOCAL-I2]'s price, work meant
@@ -24,6 +31,10 @@
 //   BM_Base_BoostChannelPingPong  Boost.Fiber unbuffered_channel ping-pong (one thread)
 //   BM_Base_BoostChannelPingPong2 the same on two threads (shared_work scheduler)
 //   BM_Base_AsioPost/threads:N    boost::asio::thread_pool(N), post of a lambda
+//   BM_Base_AsioTimerWake         boost::asio::steady_timer on an io_context run by
+//                                 one thread: each handler re-arms the timer 1 us ahead
+//                                 (the reactor's thread waits for the timer itself:
+//                                 no second thread per sleep); same counters
 //   BM_Base_AsioFanOut/chunk_us:C boost::asio::thread_pool(2), the fan-out posted
 //                                 from inside one handler
 // Cross-thread benchmarks use real (wall) time.
@@ -31,11 +42,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/fiber/all.hpp>
 #include <coroutine>
 #include <exception>
+#include <sys/resource.h>
 #include <thread>
 #include <vector>
 
@@ -44,6 +58,7 @@
 #include "turnstile/completion.hpp"
 #include "turnstile/scope.hpp"
 #include "turnstile/sync_wait.hpp"
+#include "turnstile/timer.hpp"
 
 namespace {
 
@@ -314,6 +329,82 @@ void BM_Base_AsioPost(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
 
+// ------------------------------------------------------------ sleep wake-up
+
+constexpr auto kSleep = std::chrono::microseconds(1);
+
+// What a sleep loop costs the whole process: context switches (voluntary and
+// involuntary, every thread, getrusage) and CPU time, taken where the loop
+// starts and ends (on the thread that runs it).
+struct ProcessProbe {
+  long switches0 = 0, switches1 = 0;
+  double cpu0 = 0, cpu1 = 0;
+  static long switches() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_nvcsw + ru.ru_nivcsw;
+  }
+  void start() {
+    switches0 = switches();
+    cpu0 = turnstile_bench::process_cpu_ns();
+  }
+  void stop() {
+    cpu1 = turnstile_bench::process_cpu_ns();
+    switches1 = switches();
+  }
+  void report(benchmark::State& state) const {
+    const auto n = static_cast<double>(state.iterations());
+    if (n > 0) {
+      state.counters["switches_per_req"] = static_cast<double>(switches1 - switches0) / n;
+      state.counters["proc_cpu_ns_per_req"] = (cpu1 - cpu0) / n;
+    }
+    state.SetItemsProcessed(state.iterations());
+  }
+};
+
+Task<> sleep_loop(benchmark::State& state, ProcessProbe& p) {
+  p.start();
+  while (state.KeepRunning()) co_await sleep_for(kSleep);
+  p.stop();
+}
+
+void BM_RT_SleepWake(benchmark::State& state) {
+  ProcessProbe p;
+  {
+    ThreadPool pool(1);
+    sync_wait(pool, sleep_loop(state, p));
+  }
+  p.report(state);
+}
+
+// The timer re-armed from its own handler until the loop ends.
+struct AsioSleeper {
+  benchmark::State& state;
+  ProcessProbe& probe;
+  boost::asio::steady_timer timer;
+  void next() {
+    if (!state.KeepRunning()) {
+      probe.stop();
+      return;
+    }
+    timer.expires_after(kSleep);
+    timer.async_wait([this](const boost::system::error_code&) { next(); });
+  }
+};
+
+void BM_Base_AsioTimerWake(benchmark::State& state) {
+  ProcessProbe p;
+  boost::asio::io_context io;
+  AsioSleeper sleeper{state, p, boost::asio::steady_timer(io)};
+  boost::asio::post(io, [&] {
+    p.start();
+    sleeper.next();
+  });
+  std::thread runner([&io] { io.run(); });  // one thread runs the reactor, as one carrier runs ours
+  runner.join();
+  p.report(state);
+}
+
 // ------------------------------------------------------------ fan-out of CPU chunks
 
 constexpr int kFanOut = 64;  // chunks per iteration
@@ -372,6 +463,8 @@ BENCHMARK(BM_Base_BoostChannelPingPong2)->UseRealTime();
 BENCHMARK(BM_RT_PoolPost)->ArgName("carriers")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_RT_PoolPostFn)->ArgName("carriers")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_Base_AsioPost)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_RT_SleepWake)->UseRealTime();
+BENCHMARK(BM_Base_AsioTimerWake)->UseRealTime();
 BENCHMARK(BM_RT_FanOut)->ArgName("chunk_us")->Arg(10)->Arg(100)->UseRealTime();
 BENCHMARK(BM_RT_FanOut_NoHandOff)->ArgName("chunk_us")->Arg(10)->Arg(100)->UseRealTime();
 BENCHMARK(BM_Base_AsioFanOut)->ArgName("chunk_us")->Arg(10)->Arg(100)->UseRealTime();

@@ -95,34 +95,51 @@ TimerEntryRef TimerQueue::pop_at(std::size_t i) {
 }
 
 bool TimerQueue::arm(TimerEntryRef e) {
-  {
-    LockGuard lock(mu_);
-    // Written once per queue: an entry re-armed on the same queue (an
-    // activation's watchdog) keeps its reference and costs no reference-count
-    // traffic. (A queue lives as long as its scheduler, which outlives the
-    // entries armed on it, so the address names one queue.)
-    if (e->armed_on != this) {
-      e->queue = weak_from_this();
-      e->armed_on = this;
-    }
-    if (!stopped_) {
-      e->seq = next_seq_++;
-      const TimerEntry* added = e.get();
-      if (run_tail_ == nullptr || !before(*e, *run_tail_)) {
-        append_run(std::move(e));  // due no earlier than the run's last: O(1)
-      } else {
-        heap_.push_back(nullptr);
-        place(heap_.size() - 1, std::move(e));
-        sift_up(heap_.size() - 1);
-      }
-      // Only when the serving thread sleeps past this deadline: a turn's watchdog
-      // armed behind earlier ones wakes nobody. It re-reads the queue under mu_
-      // before it sleeps again, so nothing is missed.
-      if (earliest() == added && added->deadline < waiting_until_) cv_.notify_one();
-      return true;
-    }
-    e->state.store(TimerEntry::kDropped, std::memory_order_relaxed);  // under mu_ [RT-8.5]
+  std::shared_ptr<TimerQueue> keep;  // a waker's reference, released after `lock` (below)
+  UniqueLock lock(mu_);
+  // Written once per queue: an entry re-armed on the same queue (an
+  // activation's watchdog) keeps its reference and costs no reference-count
+  // traffic. (A queue lives as long as its scheduler, which outlives the
+  // entries armed on it, so the address names one queue.)
+  if (e->armed_on != this) {
+    e->queue = weak_from_this();
+    e->armed_on = this;
   }
+  if (!stopped_) {
+    e->seq = next_seq_++;
+    const TimerEntry* added = e.get();
+    if (run_tail_ == nullptr || !before(*e, *run_tail_)) {
+      append_run(std::move(e));  // due no earlier than the run's last: O(1)
+    } else {
+      heap_.push_back(nullptr);
+      place(heap_.size() - 1, std::move(e));
+      sift_up(heap_.size() - 1);
+    }
+    // Only when the serving thread sleeps past this deadline: a turn's watchdog
+    // armed behind earlier ones wakes nobody. It re-reads the queue under mu_
+    // before it sleeps again, so nothing is missed.
+    const bool wake = earliest() == added && added->deadline < waiting_until_;
+    // Decided under mu_, made after its release, as the carriers' wake-ups are
+    // ([READY-I5]): the serving thread does not wake into a mutex its waker
+    // still holds (on a busy machine it is woken on the waker's core, preempts
+    // it there and blocks at once: two more switches a wake-up). wait_due()
+    // publishes waiting_until_ and sleeps in one step under mu_, so a wake-up
+    // decided against a sleeping thread reaches it; one that finds it awake
+    // costs a spurious wake-up at most (it re-reads the queue under mu_ before
+    // it sleeps again). The queue outlives the notify: once mu_ is released,
+    // the serving thread may fire this timer (woken by another arm, by its own
+    // timeout or spuriously), its callback may end the owner's wait, and the
+    // owner may destroy the pool (joining the serving thread) while this
+    // thread, not one of the pool's, is still here; so a waker takes a
+    // reference first ([RT-2.3], as for post()). Only a wake-up pays for it:
+    // an arm behind the earliest wakes nobody.
+    if (wake) keep = shared_from_this();
+    lock.unlock();
+    if (wake) cv_.notify_one();
+    return true;  // `keep` may be the last reference: the queue is destroyed here
+  }
+  e->state.store(TimerEntry::kDropped, std::memory_order_relaxed);  // under mu_ [RT-8.5]
+  lock.unlock();
   e->discard();  // outside the lock, as remove() does
   return false;
 }
