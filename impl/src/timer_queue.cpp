@@ -118,7 +118,7 @@ bool TimerQueue::arm(TimerEntryRef e) {
     // Only when the serving thread sleeps past this deadline: a turn's watchdog
     // armed behind earlier ones wakes nobody. It re-reads the queue under mu_
     // before it sleeps again, so nothing is missed.
-    const bool wake = earliest() == added && added->deadline < waiting_until_;
+    bool wake = earliest() == added && added->deadline < waiting_until_;
     // Decided under mu_, made after its release, as the carriers' wake-ups are
     // ([READY-I5]): the serving thread does not wake into a mutex its waker
     // still holds (on a busy machine it is woken on the waker's core, preempts
@@ -132,8 +132,13 @@ bool TimerQueue::arm(TimerEntryRef e) {
     // owner may destroy the pool (joining the serving thread) while this
     // thread, not one of the pool's, is still here; so a waker takes a
     // reference first ([RT-2.3], as for post()). Only a wake-up pays for it:
-    // an arm behind the earliest wakes nobody.
-    if (wake) keep = shared_from_this();
+    // an arm behind the earliest wakes nobody. A queue no longer owned (an arm
+    // from a callback its destructor drops) has nobody to wake: the serving
+    // thread holds a reference while it serves.
+    if (wake) {
+      keep = weak_from_this().lock();
+      wake = keep != nullptr;
+    }
     lock.unlock();
     if (wake) cv_.notify_one();
     return true;  // `keep` may be the last reference: the queue is destroyed here
