@@ -53,6 +53,9 @@
 // process_cpu_ns(): the CPU time of every thread of the process (user + system,
 // getrusage(RUSAGE_SELF)), in ns: a carrier that polls before parking, or a
 // drain on a carrier, spends CPU that the loop thread's figure does not show.
+// process_switches(): the context switches of every thread of the process so
+// far (getrusage(RUSAGE_SELF)): voluntary (a wait, a park, a sleep) and
+// involuntary (preempted).
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -146,6 +149,16 @@ inline double process_cpu_ns() {
     return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_usec) * 1e3;
   };
   return ns(ru.ru_utime) + ns(ru.ru_stime);
+}
+
+struct Switches {
+  long voluntary = 0, involuntary = 0;
+  long total() const noexcept { return voluntary + involuntary; }
+};
+inline Switches process_switches() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return {ru.ru_nvcsw, ru.ru_nivcsw};
 }
 
 inline void capture_loop(benchmark::State& state) {

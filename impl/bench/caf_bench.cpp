@@ -42,7 +42,6 @@
 // checks the server's count and the replies it received against the
 // iterations, and reports a lost reply with SkipWithError.
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
 #include <caf/all.hpp>
 
@@ -70,34 +69,23 @@ struct Counter {
 };
 using Act = Activation<Counter>;
 
-// Context switches of every thread of the process so far: voluntary (a wait,
-// a park, a sleep) and involuntary (preempted).
-struct Switches {
-  long voluntary = 0, involuntary = 0;
-};
-Switches switches() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return {ru.ru_nvcsw, ru.ru_nivcsw};
-}
-
 // What the loop saw: taken at its start and end (on whichever thread ran it).
 struct Probe {
-  Switches sw0, sw1;
+  turnstile_bench::Switches sw0, sw1;
   double cpu0 = 0, cpu1 = 0;
   std::uint64_t a0 = 0, a1 = 0;
   long replies = 0;  // replies received
   long last = 0;     // the server's count in the last reply
   bool error = false;
   void start() {
-    sw0 = switches();
+    sw0 = turnstile_bench::process_switches();
     cpu0 = turnstile_bench::process_cpu_ns();
     a0 = turnstile_bench::process_allocations();
   }
   void stop() {
     a1 = turnstile_bench::process_allocations();
     cpu1 = turnstile_bench::process_cpu_ns();
-    sw1 = switches();
+    sw1 = turnstile_bench::process_switches();
   }
   void report(benchmark::State& state, long per_iter, long want_last) const {
     const double reqs = static_cast<double>(state.iterations()) * static_cast<double>(per_iter);

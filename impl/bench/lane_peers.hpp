@@ -107,8 +107,6 @@ class IoThreads {
   std::vector<std::thread> threads_;
 };
 
-// Producers' waits park on a condition variable at once, as Flag's do
-// (bench_support.hpp says why). The setter notifies under the mutex.
 // One benchmark run of strand round trips on an io_context run by `threads`
 // threads; returns false if a turn was lost (work or continuation count != the
 // number of iterations).
@@ -145,6 +143,8 @@ inline bool strand_round_trips(benchmark::State& state, int threads) {
   return client.work == static_cast<long>(state.iterations()) && client.resumed == client.work;
 }
 
+// Producers' waits park on a condition variable at once, as Flag's do
+// (bench_support.hpp says why). The setter notifies under the mutex.
 class Producers {
  public:
   // body(p) is producer p's share of one round; p == 0 runs on the caller.

@@ -49,7 +49,6 @@
 #include <boost/fiber/all.hpp>
 #include <coroutine>
 #include <exception>
-#include <sys/resource.h>
 #include <thread>
 #include <vector>
 
@@ -339,18 +338,13 @@ constexpr auto kSleep = std::chrono::microseconds(1);
 struct ProcessProbe {
   long switches0 = 0, switches1 = 0;
   double cpu0 = 0, cpu1 = 0;
-  static long switches() {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_nvcsw + ru.ru_nivcsw;
-  }
   void start() {
-    switches0 = switches();
+    switches0 = turnstile_bench::process_switches().total();
     cpu0 = turnstile_bench::process_cpu_ns();
   }
   void stop() {
     cpu1 = turnstile_bench::process_cpu_ns();
-    switches1 = switches();
+    switches1 = turnstile_bench::process_switches().total();
   }
   void report(benchmark::State& state) const {
     const auto n = static_cast<double>(state.iterations());
