@@ -9,7 +9,13 @@ namespace turnstile::detail {
 
 // ---------------------------------------------------------------- TimerQueue
 
+std::atomic<TimerQueue::WakeSeam> TimerQueue::wake_seam_{nullptr};
+
 TimerQueue::~TimerQueue() { drop_all(); }
+
+void TimerQueue::set_wake_seam(WakeSeam seam) noexcept {
+  wake_seam_.store(seam, std::memory_order_relaxed);  // ordered by the arming threads' start
+}
 
 bool TimerQueue::before(const TimerEntry& a, const TimerEntry& b) noexcept {
   // [RT-8.3] deadline order, ties in arming order
@@ -131,16 +137,21 @@ bool TimerQueue::arm(TimerEntryRef e) {
     // timeout or spuriously), its callback may end the owner's wait, and the
     // owner may destroy the pool (joining the serving thread) while this
     // thread, not one of the pool's, is still here; so a waker takes a
-    // reference first ([RT-2.3], as for post()). Only a wake-up pays for it:
+    // reference first ([RT-2.3], as for post(); the window is held open by
+    // timer_wake_window_test.cpp through the wake seam). Only a wake-up pays for it:
     // an arm behind the earliest wakes nobody. A queue no longer owned (an arm
     // from a callback its destructor drops) has nobody to wake: the serving
     // thread holds a reference while it serves.
     if (wake) {
-      keep = weak_from_this().lock();
+      keep = weak_from_this().lock();  // [RT-2.3]
       wake = keep != nullptr;
     }
     lock.unlock();
-    if (wake) cv_.notify_one();
+    if (wake) {
+      // Relaxed: the seam is set before the arming threads start.
+      if (const WakeSeam seam = wake_seam_.load(std::memory_order_relaxed)) seam(*this);
+      cv_.notify_one();
+    }
     return true;  // `keep` may be the last reference: the queue is destroyed here
   }
   e->state.store(TimerEntry::kDropped, std::memory_order_relaxed);  // under mu_ [RT-8.5]

@@ -19,6 +19,7 @@
 // the queue holds (slot, seq, run_next, run_prev).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -63,6 +64,18 @@ class TimerQueue : public std::enable_shared_from_this<TimerQueue> {
   std::optional<Clock::time_point> next_deadline() const;
   std::size_t size() const;
 
+  // Test seam ([RT-2.3]; impl/tests/windows/timer_wake_window_test.cpp). When
+  // set, every arm() that wakes the serving thread calls it on the arming
+  // thread, with this queue, in the window between releasing mu_ and making
+  // that wake-up, so that a window test can hold the window open (block in
+  // it) while the timer fires and the owner destroys the pool. An exception
+  // it throws leaves arm() without the wake-up: a test that found the queue
+  // gone must not let a wrong implementation touch it. Set it before the
+  // arming threads start (their start orders the store before their loads).
+  // Null outside those tests: one relaxed load on the wake path only.
+  using WakeSeam = void (*)(TimerQueue& queue);
+  static void set_wake_seam(WakeSeam seam) noexcept;
+
  private:
   static bool before(const TimerEntry& a, const TimerEntry& b) noexcept;
   // The earliest armed entry (the run's head or the heap's top), or null.
@@ -91,6 +104,7 @@ class TimerQueue : public std::enable_shared_from_this<TimerQueue> {
   // What the serving thread's last sleep in wait_due() waits until (max: no
   // deadline); arm() wakes it only for an earlier one.
   Clock::time_point waiting_until_ TURNSTILE_GUARDED_BY(mu_) = Clock::time_point::max();
+  static std::atomic<WakeSeam> wake_seam_;  // set_wake_seam(); null in production
 };
 
 // Posts each due entry's item to its target [RT-8.2]; call without any lock
