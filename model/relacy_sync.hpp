@@ -263,6 +263,14 @@ struct RelacySync {
         TURNSTILE_REQUIRES(mu) {
       impl_.wait(mu.native(), model::here(loc));
     }
+    // Relacy times a timed wait out at any point of its choosing (the
+    // deadline's value plays no part): every wake-up order is explored.
+    template <class Clock, class Duration>
+    bool wait_until(mutex& mu, const std::chrono::time_point<Clock, Duration>&,
+                    model::SourceLocation loc = model::SourceLocation::current())
+        TURNSTILE_REQUIRES(mu) {
+      return !impl_.wait_for(mu.native(), std::chrono::nanoseconds(0), model::here(loc));
+    }
     void notify_one(model::SourceLocation loc = model::SourceLocation::current()) {
       impl_.notify_one(model::here(loc));
     }
@@ -277,6 +285,10 @@ struct RelacySync {
   // Sync::pause(): one round of a polling loop is a scheduling point, so the
   // search interleaves other threads between a poller's reads.
   static void pause(model::SourceLocation loc = model::SourceLocation::current()) {
+    rl::yield(1, model::here(loc));
+  }
+  // Sync::yield(): the same scheduling point.
+  static void yield(model::SourceLocation loc = model::SourceLocation::current()) {
     rl::yield(1, model::here(loc));
   }
 };

@@ -17,6 +17,12 @@
 //                                 carrier, the timer thread, and this one asleep in
 //                                 sync_wait); per sleep: time, context switches and
 //                                 CPU of the whole process
+//   BM_RT_SyncWaitHop             a plain thread's sync_wait(task): its fiber hops onto
+//                                 ThreadPool(1) and back (resume_on) once per
+//                                 iteration, so the carrier posts the fiber's return
+//                                 to the sync_wait loop, whose thread sleeps in its
+//                                 wait: two cross-thread wake-ups per hop; time,
+//                                 context switches and CPU of the whole process
 //   BM_RT_FanOut/chunk_us:C       on ThreadPool(2): one item posts kFanOut chunks of
 //                                 C us of CPU each from its run (the hand-off slot
 //                                 and the local queue: [LOCAL-I2]'s price, work meant
@@ -35,6 +41,9 @@
 //                                 one thread: each handler re-arms the timer 1 us ahead
 //                                 (the reactor's thread waits for the timer itself:
 //                                 no second thread per sleep); same counters
+//   BM_Base_AsioFutureHop         a plain thread posts to boost::asio::thread_pool(1)
+//                                 with use_future and waits on the future: the same
+//                                 two wake-ups per hop; same counters
 //   BM_Base_AsioFanOut/chunk_us:C boost::asio::thread_pool(2), the fan-out posted
 //                                 from inside one handler
 // Cross-thread benchmarks use real (wall) time.
@@ -46,6 +55,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/fiber/all.hpp>
 #include <coroutine>
 #include <exception>
@@ -399,6 +409,41 @@ void BM_Base_AsioTimerWake(benchmark::State& state) {
   p.report(state);
 }
 
+// ------------------------------------------------------------ sync_wait's hop
+
+// The fiber starts on sync_wait's private loop (its home), hops to the pool and
+// back: the pool's carrier posts the return to the loop from another thread.
+Task<> hop_loop(benchmark::State& state, ThreadPool& pool, ProcessProbe& p) {
+  Scheduler& home = current_scheduler();
+  p.start();
+  for (auto _ : state) {
+    co_await resume_on(pool);
+    co_await resume_on(home);
+  }
+  p.stop();
+}
+
+void BM_RT_SyncWaitHop(benchmark::State& state) {
+  ProcessProbe p;
+  {
+    ThreadPool pool(1);
+    sync_wait(hop_loop(state, pool, p));
+  }
+  p.report(state);
+}
+
+void BM_Base_AsioFutureHop(benchmark::State& state) {
+  ProcessProbe p;
+  {
+    boost::asio::thread_pool pool(1);
+    p.start();
+    for (auto _ : state) boost::asio::post(pool, boost::asio::use_future).get();
+    p.stop();
+    pool.join();
+  }
+  p.report(state);
+}
+
 // ------------------------------------------------------------ fan-out of CPU chunks
 
 constexpr int kFanOut = 64;  // chunks per iteration
@@ -459,6 +504,8 @@ BENCHMARK(BM_RT_PoolPostFn)->ArgName("carriers")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_Base_AsioPost)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_RT_SleepWake)->UseRealTime();
 BENCHMARK(BM_Base_AsioTimerWake)->UseRealTime();
+BENCHMARK(BM_RT_SyncWaitHop)->UseRealTime();
+BENCHMARK(BM_Base_AsioFutureHop)->UseRealTime();
 BENCHMARK(BM_RT_FanOut)->ArgName("chunk_us")->Arg(10)->Arg(100)->UseRealTime();
 BENCHMARK(BM_RT_FanOut_NoHandOff)->ArgName("chunk_us")->Arg(10)->Arg(100)->UseRealTime();
 BENCHMARK(BM_Base_AsioFanOut)->ArgName("chunk_us")->Arg(10)->Arg(100)->UseRealTime();

@@ -1,13 +1,11 @@
 // sync_wait.cpp: the private event loop behind sync_wait(task).
 #include "turnstile/sync_wait.hpp"
 
-#include <condition_variable>
-#include <deque>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "timer_queue.hpp"
+#include "turnstile/detail/loop_inbox.hpp"
 
 namespace turnstile::detail {
 
@@ -25,64 +23,41 @@ namespace {
 // (a ThreadPool completing work the loop's fibers wait for); they run on the
 // thread that called sync_wait, in the order posted. Its timers are its own
 // queue, fired by the loop itself while it waits with a deadline [RT-8.2];
-// those still armed when the last fiber finishes are dropped [RT-8.5].
+// those still armed when the last fiber finishes are dropped [RT-8.5]. Its
+// inbox (detail/loop_inbox.hpp) wakes the loop's thread after releasing its
+// lock, and outlives every such wake-up [INBOX-I2].
 class PrivateLoop final : public Scheduler {
  public:
   ~PrivateLoop() override {
     timers_->stop();
     timers_->drop_all();
-  }
+  }  // then ~LoopInbox waits for a wake-up still being made [INBOX-I2]
 
   void arm_timer(std::shared_ptr<TimerEntry> entry) override {
     if (!timers_->arm(std::move(entry))) return;
-    LockGuard lock(mu_);
-    timers_changed_ = true;  // the loop re-reads its deadline
-    cv_.notify_one();
+    inbox_.poke();  // the loop re-reads its deadline
   }
 
-  void post(Runnable& item) override {
-    LockGuard lock(mu_);
-    ready_.push_back(&item);
-    // Under the lock: once the loop sees this item it may run the last fiber to
-    // its end and destroy the loop (cv_ included) before an unlocked notify ran.
-    cv_.notify_one();
-  }
+  void post(Runnable& item) override { inbox_.post(&item); }
 
-  // Counts fibers started on this loop that have not finished.
-  void fiber_started() noexcept override {
-    LockGuard lock(mu_);
-    ++live_fibers_;
-  }
-  void fiber_finished() noexcept override {
-    LockGuard lock(mu_);
-    --live_fibers_;
-    cv_.notify_one();  // under the lock: once it sees zero the loop may be destroyed
-  }
+  // Counts fibers started on this loop that have not finished [RT-6.1].
+  void fiber_started() noexcept override { inbox_.fiber_started(); }
+  void fiber_finished() noexcept override { inbox_.fiber_finished(); }
 
-  // Runs items until every fiber started on the loop has finished.
+  // Runs items until every fiber started on the loop has finished [RT-6.1].
   void run() {
     std::vector<TimerEntryRef> due;
     for (;;) {
       timers_->take_due(Clock::now(), due);
       post_due(due);  // [RT-8.2] posted (here or elsewhere), run below
       Runnable* item = nullptr;
-      {
-        UniqueLock lock(mu_);
-        const auto next = timers_->next_deadline();
-        while (ready_.empty() && live_fibers_ != 0 && !timers_changed_) {  // until woken
-          if (!next) {
-            cv_.wait(lock.native());
-          } else if (cv_.wait_until(lock.native(), *next) == std::cv_status::timeout) {
-            break;  // a timer is due
-          }
-        }
-        timers_changed_ = false;
-        if (ready_.empty()) {
-          if (live_fibers_ == 0) return;  // nothing left to run
-          continue;                       // a timer is due, or a new one armed
-        }
-        item = ready_.front();
-        ready_.pop_front();
+      switch (inbox_.take(item, timers_->next_deadline())) {
+        case LoopInbox::Taken::done:
+          return;  // nothing left to run
+        case LoopInbox::Taken::poked:
+          continue;  // a timer is due, or a new one armed
+        case LoopInbox::Taken::item:
+          break;
       }
       FrameworkContextScope in_item;
       item->run();
@@ -90,11 +65,8 @@ class PrivateLoop final : public Scheduler {
   }
 
  private:
-  Mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Runnable*> ready_ TURNSTILE_GUARDED_BY(mu_);
-  std::size_t live_fibers_ TURNSTILE_GUARDED_BY(mu_) = 0;
-  bool timers_changed_ TURNSTILE_GUARDED_BY(mu_) = false;
+  using LoopInbox = BasicLoopInbox<StdSync, Runnable*>;
+  LoopInbox inbox_;
   std::shared_ptr<TimerQueue> timers_ = std::make_shared<TimerQueue>();
 };
 

@@ -16,9 +16,13 @@
 //                    detail::BasicLockGuard and mark what it guards.
 //   Sync::condition_variable
 //                    wait(mu) (mu held: released while waiting, held again on
-//                    return; may wake spuriously), notify_one(), notify_all();
+//                    return; may wake spuriously), wait_until(mu, deadline)
+//                    (the same, true when it timed out; the model build may
+//                    time it out at any point), notify_one(), notify_all();
 //   Sync::pause()    one round of a bounded polling loop (the CPU's spin-wait
-//                    hint; the model build makes it a scheduling point).
+//                    hint; the model build makes it a scheduling point);
+//   Sync::yield()    gives the core to another thread (the model build: a
+//                    scheduling point).
 //
 // The product instantiates cores with `StdSync` (std::atomic, std::mutex and a
 // plain T). `model/relacy_sync.hpp` instantiates the very same templates with
@@ -29,6 +33,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -52,12 +57,26 @@ struct StdSync {
       cv_.wait(lock);
       lock.release();  // still held: the caller unlocks it
     }
+    // As wait(mu), until `deadline` at the latest; true when it timed out.
+    template <class Clock, class Duration>
+    bool wait_until(mutex& mu, const std::chrono::time_point<Clock, Duration>& deadline)
+        TURNSTILE_REQUIRES(mu) {
+      std::unique_lock<std::mutex> lock(mu.native(), std::adopt_lock);
+      const bool timed_out = cv_.wait_until(lock, deadline) == std::cv_status::timeout;
+      lock.release();  // still held: the caller unlocks it
+      return timed_out;
+    }
     void notify_one() noexcept { cv_.notify_one(); }
     void notify_all() noexcept { cv_.notify_all(); }
 
    private:
     std::condition_variable cv_;
   };
+
+  // Gives the core away: a thread that waits for another to finish a short
+  // step (which may have been preempted, on a busy machine by the very thread
+  // that now waits) lets it run.
+  static void yield() noexcept { std::this_thread::yield(); }
 
   // The spin-wait hint: lets the sibling hyperthread run and saves power while
   // a carrier polls.
