@@ -264,7 +264,10 @@ struct RelacySync {
       impl_.wait(mu.native(), model::here(loc));
     }
     // Relacy times a timed wait out at any point of its choosing (the
-    // deadline's value plays no part): every wake-up order is explored.
+    // deadline's value plays no part): every wake-up order is explored. True
+    // when it timed out, and also after a spurious wake-up (Relacy reports
+    // both as "not notified"): a core treats both alike (it looks again under
+    // the mutex), so the model explores that path too.
     template <class Clock, class Duration>
     bool wait_until(mutex& mu, const std::chrono::time_point<Clock, Duration>&,
                     model::SourceLocation loc = model::SourceLocation::current())

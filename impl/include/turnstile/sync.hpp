@@ -18,7 +18,8 @@
 //                    wait(mu) (mu held: released while waiting, held again on
 //                    return; may wake spuriously), wait_until(mu, deadline)
 //                    (the same, true when it timed out; the model build may
-//                    time it out at any point), notify_one(), notify_all();
+//                    time it out at any point, and reports a spurious wake-up
+//                    as a timeout), notify_one(), notify_all();
 //   Sync::pause()    one round of a bounded polling loop (the CPU's spin-wait
 //                    hint; the model build makes it a scheduling point);
 //   Sync::yield()    gives the core to another thread (the model build: a

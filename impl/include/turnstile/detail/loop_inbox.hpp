@@ -75,13 +75,13 @@ class BasicLoopInbox {
     decide(wake);  // [INBOX-I1]
   }
 
-  void fiber_started() {
+  void fiber_started() noexcept {
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     live_.store(live_.load() + 1);
   }
 
   // The last fiber's finish wakes the loop's thread: it ends [RT-6.1].
-  void fiber_finished() {
+  void fiber_finished() noexcept {
     Wake wake(*this);  // [INBOX-I2]
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     const std::size_t left = live_.load() - 1;
@@ -90,7 +90,7 @@ class BasicLoopInbox {
   }
 
   // The loop re-reads its timers at its next take().
-  void poke() {
+  void poke() noexcept {
     Wake wake(*this);  // [INBOX-I2]
     BasicLockGuard<typename Sync::mutex> lock(mu_);
     poked_.store(true);
@@ -98,10 +98,12 @@ class BasicLoopInbox {
   }
 
   // The loop's thread: the oldest item (into `out`), else `done` when no fiber
-  // is live, else `poked` once poked or `deadline` (if any) has passed; waits
-  // for one of those. A poke is consumed by any take that returns.
+  // is live, else `poked` once poked or `deadline` (if any) has passed, in
+  // that order, looked at under mu_ whatever woke it; waits for one of those.
+  // A poke is consumed by any take that returns.
   Taken take(T& out, const std::optional<Clock::time_point>& deadline) {
     BasicLockGuard<typename Sync::mutex> lock(mu_);
+    bool expired = false;
     for (;;) {
       if (!items_.empty()) {
         out = items_.front();  // [INBOX-I3]
@@ -110,19 +112,17 @@ class BasicLoopInbox {
         return Taken::item;
       }
       if (live_.load() == 0) return Taken::done;
-      if (poked_.load()) {
+      if (poked_.load() || expired) {
         poked_.store(false);
         return Taken::poked;
       }
       waiting_.store(true);  // [INBOX-I1] marked under mu_, with the checks above
-      bool timed_out = false;
       if (deadline) {
-        timed_out = cv_.wait_until(mu_, *deadline);
+        expired = cv_.wait_until(mu_, *deadline);
       } else {
         cv_.wait(mu_);
       }
       waiting_.store(false);
-      if (timed_out) return Taken::poked;
     }
   }
 
