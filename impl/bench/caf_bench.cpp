@@ -29,7 +29,8 @@
 // others park at once (the polling cap, [READY-I4]); the *_NoHandOff rows run
 // it on ThreadPool(N, kDefaultSpinRounds, kUnlimitedPollers, false): every post
 // goes to the shared queue, the scheduler before the hand-off slots ([SLOT-I1]);
-// the InFlight_ShortPoll rows poll a quarter as long (kDefaultSpinRounds / 4);
+// the InFlight_LongPoll rows poll four times as long (kDefaultSpinRounds * 4,
+// the default from stop 47 to stop 50);
 // the plain rows use the defaults (poll, every idle carrier may, hand-off on).
 // Counters, delta over the measured loop, per request: switches_per_req
 // (getrusage(RUSAGE_SELF) voluntary + involuntary context switches, every thread
@@ -154,12 +155,12 @@ void BM_CafTs_InFlight_ParkAtOnce(benchmark::State& state) { ts_one_actor(state,
 // The polling cap, in the same run: at most one idle carrier polls.
 void BM_CafTs_RoundTrip_OnePoller(benchmark::State& state) { ts_one_actor(state, false, kPoll, 1); }
 void BM_CafTs_InFlight_OnePoller(benchmark::State& state) { ts_one_actor(state, true, kPoll, 1); }
-// A poll a quarter as long (ThreadPool(N, kDefaultSpinRounds / 4)), in the same
-// run: the trade the poll's length makes between time and context switches,
-// which a busy machine tips (impl/bench/README.md, "The poll's length on a busy
-// machine").
-constexpr unsigned kShortPoll = ThreadPool::kDefaultSpinRounds / 4;
-void BM_CafTs_InFlight_ShortPoll(benchmark::State& state) { ts_one_actor(state, true, kShortPoll); }
+// A poll four times as long (ThreadPool(N, kDefaultSpinRounds * 4), the
+// default until stop 50), in the same run: the trade the poll's length makes
+// between time and context switches, which a busy machine tips
+// (impl/bench/README.md, "The poll's length on a busy machine").
+constexpr unsigned kLongPoll = ThreadPool::kDefaultSpinRounds * 4;
+void BM_CafTs_InFlight_LongPoll(benchmark::State& state) { ts_one_actor(state, true, kLongPoll); }
 // No hand-off slots, in the same run: every post goes to the shared queue.
 constexpr unsigned kAll = ThreadPool::kUnlimitedPollers;
 void BM_CafTs_RoundTrip_NoHandOff(benchmark::State& state) { ts_one_actor(state, false, kPoll, kAll, false); }
@@ -351,7 +352,7 @@ BENCHMARK(BM_Base_CafCreateCall)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTim
 BENCHMARK(BM_CafTs_RoundTrip_ParkAtOnce)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_InFlight_ParkAtOnce)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_CreateCall_ParkAtOnce)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
-BENCHMARK(BM_CafTs_InFlight_ShortPoll)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_CafTs_InFlight_LongPoll)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_RoundTrip_OnePoller)->ArgName("threads")->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_InFlight_OnePoller)->ArgName("threads")->Arg(2)->UseRealTime();
 BENCHMARK(BM_CafTs_CreateCall_OnePoller)->ArgName("threads")->Arg(2)->UseRealTime();

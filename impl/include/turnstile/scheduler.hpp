@@ -148,7 +148,7 @@ class Scheduler {
 //
 // Idle carriers (detail/ready_queue.hpp): a carrier that finds the queue empty
 // polls it for up to `spin_rounds` rounds of the CPU's pause instruction
-// (kDefaultSpinRounds: about 80 us on the 2-core VM the benchmarks run on,
+// (kDefaultSpinRounds: about 20 us on the 2-core VM the benchmarks run on,
 // where a pause takes about 20 ns; less on CPUs with a short pause) before it
 // parks on a condition variable; post() wakes a parked carrier only
 // when no carrier is polling, and a carrier that takes an item and leaves more
@@ -185,18 +185,19 @@ class Scheduler {
 // hand_off false: every post goes to the shared queue (the behaviour before).
 class ThreadPool final : public Scheduler {
  public:
-  // 4096, not 1024 (about 20 us): on a machine busy with other work, the
-  // shorter poll parked the carriers of a pipelined exchange between every
-  // burst, and each park cost a wake-up, a switch, and often a preemption of
-  // the waker. 64 calls in flight on 2 carriers beside 4 busy processes, the
-  // two lengths alternating in one session: 7.3 to 7.6 context switches per
-  // 1,000 requests with 1024, 3.7 to 4.6 with 4096 (CAF: 7.8 to 12.2); the
-  // time per request 0.53 to 0.71 of CAF's against 0.48 to 0.64, as the
-  // poller takes CPU from the carrier doing the work (impl/bench/README.md,
-  // "Wake-ups after the unlock, and the poll's length"). The price when idle:
-  // a carrier spends up to that poll's CPU once per burst. Pass spin_rounds
-  // to choose otherwise.
-  static constexpr unsigned kDefaultSpinRounds = 4096;
+  // 1024 (about 20 us). Stop 47 chose 4096: beside 4 busy processes the
+  // shorter poll then parked the carriers of a pipelined exchange between
+  // every burst, 7.3 to 7.6 context switches per 1,000 requests against 3.7
+  // to 4.6 (CAF: 7.8 to 12.2). Since every wake-up is made after the unlock
+  // ([READY-I5], the timer queue's and sync_wait's too), 1024 no longer
+  // costs more switches than CAF and takes less time: 64 calls in flight on 2
+  // carriers at load 4, ten runs from stop 49 to stop 50, 0.58 to 0.84 of
+  // CAF's time per request (4096: 0.66 to 0.72) at 0.11 to 0.95 of its
+  // switches; the other rows moved within their noise, quiet ones not at all
+  // (impl/bench/README.md, "The poll's length on a busy machine"). The price
+  // when idle: a carrier spends up to that poll's CPU once per burst. Pass
+  // spin_rounds to choose otherwise.
+  static constexpr unsigned kDefaultSpinRounds = 1024;
   static constexpr unsigned kAutoPollers = 0;        // max(1, hardware_concurrency / 2)
   static constexpr unsigned kUnlimitedPollers = ~0u;  // every idle carrier polls (the default)
 

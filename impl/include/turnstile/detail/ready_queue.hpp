@@ -62,7 +62,7 @@
 //    running carrier posts after that is run by that carrier itself). While
 //    the pool stops, an idle carrier steals the oldest half of another's
 //    local queue at once (steal_local()): the drain uses every carrier.
-//  - Polling is bounded (spin_limit rounds of Sync::pause(), about 80 us on
+//  - Polling is bounded (spin_limit rounds of Sync::pause(), about 20 us on
 //    the benchmarks' x86 VM with the ThreadPool's limit), so an idle pool
 //    parks and costs nothing: no carrier polls for ever.
 //  - [READY-I4] At most max_pollers carriers poll at once. A carrier that finds
