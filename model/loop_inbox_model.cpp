@@ -29,7 +29,8 @@
 //  - the window: in last-finish, the poster's notify is held (it yields) until
 //    the loop announces its delete, or a bound of rounds passes (so a wake-up
 //    the loop sleeps for is still made): a free scheduler puts the loop's
-//    take, return and delete inside that window too rarely to find.
+//    take, return and delete inside that window too rarely to find
+//    (HeldNotifySync, model_held_notify.hpp).
 // Not modelled: the timer queue (timer_queue.cpp; its wake-up window is held
 // open by impl/tests/windows/timer_wake_window_test.cpp) and the items' runs.
 #include "relacy_sync.hpp"
@@ -39,6 +40,7 @@
 #include "product_headers_end.hpp"
 
 #include "model_main.hpp"
+#include "model_held_notify.hpp"
 #include "model_resume.hpp"
 
 namespace {
@@ -46,25 +48,7 @@ namespace {
 using Sync = turnstile::RelacySync;
 using Clock = std::chrono::steady_clock;
 
-// The window: the poster's notifies wait until the loop announces its delete.
-struct Window {
-  unsigned poster = ~0u;                  // the thread whose notifies are held
-  Sync::atomic<int>* deleting = nullptr;  // set by the loop just before its delete
-};
-Window g_window;
-struct WindowSync : Sync {
-  class condition_variable : public Sync::condition_variable {
-   public:
-    void notify_one(turnstile::model::SourceLocation loc = turnstile::model::SourceLocation::current()) {
-      if (rl::thread_index() == g_window.poster && g_window.deleting != nullptr)
-        for (int k = 0; k < 64 && g_window.deleting->load(std::memory_order_relaxed) == 0; ++k)
-          Sync::pause();
-      Sync::condition_variable::notify_one(loc);
-    }
-  };
-};
-
-using Inbox = turnstile::detail::BasicLoopInbox<WindowSync, int>;
+using Inbox = turnstile::detail::BasicLoopInbox<turnstile::model::HeldNotifySync, int>;
 using Taken = Inbox::Taken;
 
 // What the loop took, in order (the loop's thread only).
@@ -110,7 +94,7 @@ struct LastFinish : rl::test_suite<LastFinish, 2> {
   void before() {
     inbox = new Inbox;
     inbox->fiber_started();  // sync_wait's task, started before the loop runs
-    g_window = Window{1, &deleting};
+    turnstile::model::g_held_notify = {1, &deleting};
   }
   void thread(unsigned idx) {
     if (idx == 1) {
@@ -125,7 +109,7 @@ struct LastFinish : rl::test_suite<LastFinish, 2> {
     delete inbox;  // [INBOX-I2] waits for a wake-up still being made
     inbox = nullptr;
   }
-  void after() { g_window = Window{}; }
+  void after() { turnstile::model::g_held_notify = {}; }
 };
 
 // two-posters: two carriers (T1, T2) each post and finish one of the loop's

@@ -38,6 +38,7 @@
 #include "product_headers_end.hpp"
 
 #include "model_main.hpp"
+#include "model_held_notify.hpp"
 #include "model_resume.hpp"
 
 #include <initializer_list>
@@ -626,32 +627,16 @@ struct PollerSteals : rl::test_suite<PollerSteals, 4> {
 // after the unlock, and the queue is not destroyed under it: a notify on a
 // deleted queue is a use of a destroyed condition variable or of freed
 // memory, which Relacy reports. Each item runs once.
-// The window is held open (WindowSync): the poster's notify waits, yielding,
+// The window is held open (HeldNotifySync, model_held_notify.hpp): the poster's notify waits, yielding,
 // until the owner announces its delete (or a bound of rounds passes, so a
 // wake-up both carriers are parked for is still made). A free scheduler puts
 // the owner's stop, two returns and delete inside that one window too rarely
 // to find: the search then lets either the delete or the notify go first.
-struct Window {
-  unsigned poster = ~0u;              // the thread whose notifies are held
-  Sync::atomic<int>* deleting = nullptr;  // set by the owner just before its delete
-};
-Window g_window;
-struct WindowSync : Sync {
-  class condition_variable : public Sync::condition_variable {
-   public:
-    void notify_one(turnstile::model::SourceLocation loc = turnstile::model::SourceLocation::current()) {
-      if (rl::thread_index() == g_window.poster)
-        for (int k = 0; k < 64 && g_window.deleting->load(std::memory_order_relaxed) == 0; ++k)
-          Sync::pause();
-      Sync::condition_variable::notify_one(loc);
-    }
-  };
-};
 struct DestroyAfterWake : rl::test_suite<DestroyAfterWake, 4> {
   static constexpr const char* kChecks =
       "a poster that is not a carrier notifies after its unlock, held until its items ran and "
       "the owner deletes the queue: the destructor waits for the notify, each item once";
-  using WindowHarness = BasicHarness<WindowSync>;
+  using WindowHarness = BasicHarness<turnstile::model::HeldNotifySync>;
   WindowHarness* h = nullptr;  // on the heap: the owner deletes it, and its queue with it
   Sync::atomic<int> deleting{0};
   Resume returned[2];
@@ -659,7 +644,7 @@ struct DestroyAfterWake : rl::test_suite<DestroyAfterWake, 4> {
   void before() {
     h = new WindowHarness;
     h->expected = 2;
-    g_window = Window{2, &deleting};
+    turnstile::model::g_held_notify = {2, &deleting};
   }
   void thread(unsigned idx) {
     if (idx < 2) {
@@ -681,7 +666,7 @@ struct DestroyAfterWake : rl::test_suite<DestroyAfterWake, 4> {
     delete h;  // [READY-I5] ~BasicReadyQueue waits for the poster's notify
     h = nullptr;
   }
-  void after() { g_window = Window{}; }
+  void after() { turnstile::model::g_held_notify = {}; }
 };
 
 }  // namespace
