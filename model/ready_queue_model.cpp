@@ -627,9 +627,10 @@ struct PollerSteals : rl::test_suite<PollerSteals, 4> {
 // after the unlock, and the queue is not destroyed under it: a notify on a
 // deleted queue is a use of a destroyed condition variable or of freed
 // memory, which Relacy reports. Each item runs once.
-// The window is held open (HeldNotifySync, model_held_notify.hpp): the poster's notify waits, yielding,
-// until the owner announces its delete (or a bound of rounds passes, so a
-// wake-up both carriers are parked for is still made). A free scheduler puts
+// The window is held open (HeldNotifySync, model_held_notify.hpp): the
+// poster's notify waits, yielding, until the owner announces its delete (or a
+// bound of rounds passes, so a wake-up both carriers are parked for is still
+// made). A free scheduler puts
 // the owner's stop, two returns and delete inside that one window too rarely
 // to find: the search then lets either the delete or the notify go first.
 struct DestroyAfterWake : rl::test_suite<DestroyAfterWake, 4> {

@@ -342,9 +342,9 @@ void BM_Base_AsioPost(benchmark::State& state) {
 
 constexpr auto kSleep = std::chrono::microseconds(1);
 
-// What a sleep loop costs the whole process: context switches (voluntary and
-// involuntary, every thread, getrusage) and CPU time, taken where the loop
-// starts and ends (on the thread that runs it).
+// What a measured loop (the sleeps, the hops) costs the whole process: context
+// switches (voluntary and involuntary, every thread, getrusage) and CPU time,
+// taken where the loop starts and ends (on the thread that runs it).
 struct ProcessProbe {
   long switches0 = 0, switches1 = 0;
   double cpu0 = 0, cpu1 = 0;
