@@ -25,7 +25,8 @@
 //    counted under mu_ and uncounted after its notify, and the destructor waits
 //    for the count to reach zero. A carrier may still be in its notify when the
 //    item it posted has run the loop's last fiber to its end and sync_wait has
-//    returned.
+//    returned. (Both halves are detail/deferred_wake.hpp, shared with the
+//    ready queue.)
 //  - [INBOX-I3] Items are taken in post order (per poster, and in mu_'s order
 //    across posters), each exactly once.
 //
@@ -39,6 +40,7 @@
 #include <deque>
 #include <optional>
 
+#include "turnstile/detail/deferred_wake.hpp"
 #include "turnstile/detail/thread_annotations.hpp"
 #include "turnstile/sync.hpp"
 
@@ -60,12 +62,7 @@ class BasicLoopInbox {
   BasicLoopInbox(const BasicLoopInbox&) = delete;
   BasicLoopInbox& operator=(const BasicLoopInbox&) = delete;
   // [INBOX-I2] Waits until every wake-up decided under mu_ has been made.
-  ~BasicLoopInbox() {
-    // acquire: pairs with the release decrement that ends Wake's notify; after
-    // it no waker touches this inbox again. A waker preempted inside its
-    // notify (on a busy machine, by the very thread it woke) gets the core.
-    while (notifying_.load(std::memory_order_acquire) != 0) Sync::yield();
-  }
+  ~BasicLoopInbox() { wakes_.wait_until_made(); }
 
   // Appends `item` [INBOX-I3] and wakes the loop's thread if it waits.
   void post(T item) {
@@ -127,33 +124,11 @@ class BasicLoopInbox {
   }
 
  private:
-  // [INBOX-I2] The wake-up a critical section on mu_ decided, made by the
-  // destructor once that critical section has ended (declare it before the
-  // lock guard).
-  class Wake {
+  // [INBOX-I2] The wake-up a critical section on mu_ decided, made once that
+  // critical section has ended (declare it before the lock guard).
+  class Wake : public BasicDeferredWake<Sync> {
    public:
-    explicit Wake(BasicLoopInbox& inbox) noexcept : inbox_(inbox) {}
-    Wake(const Wake&) = delete;
-    Wake& operator=(const Wake&) = delete;
-    // Under mu_: a notify_one() once it is released.
-    void add() noexcept {
-      // relaxed: counted under mu_, which the loop's thread takes before it
-      // can see what this critical section wrote and end; its destructor's
-      // acquire load then reads this increment or the decrement below.
-      inbox_.notifying_.fetch_add(1, std::memory_order_relaxed);
-      notify_ = true;
-    }
-    ~Wake() {
-      if (!notify_) return;
-      inbox_.cv_.notify_one();
-      // release: pairs with the destructor's acquire load [INBOX-I2]; the
-      // last touch of the inbox by this thread.
-      inbox_.notifying_.fetch_sub(1, std::memory_order_release);
-    }
-
-   private:
-    BasicLoopInbox& inbox_;
-    bool notify_ = false;
+    explicit Wake(BasicLoopInbox& inbox) noexcept : BasicDeferredWake<Sync>(inbox.cv_, inbox.wakes_) {}
   };
 
   // [INBOX-I1] Wakes the loop's thread if it waits, once per sleep: the first
@@ -170,7 +145,7 @@ class BasicLoopInbox {
   typename Sync::template var<std::size_t> live_ TURNSTILE_GUARDED_BY(mu_);
   typename Sync::template var<bool> poked_ TURNSTILE_GUARDED_BY(mu_);
   typename Sync::template var<bool> waiting_ TURNSTILE_GUARDED_BY(mu_);  // take() sleeps
-  typename Sync::template atomic<unsigned> notifying_{0};  // [INBOX-I2] wakes between unlock and notify
+  BasicWakeCount<Sync> wakes_;  // [INBOX-I2] wake-ups between mu_'s unlock and their notify
 };
 
 }  // namespace turnstile::detail

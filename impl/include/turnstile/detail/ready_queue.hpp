@@ -54,7 +54,8 @@
 //    decided is counted under mu_ and uncounted after its notify, and the
 //    destructor waits for the count to reach zero (a pusher that is not a
 //    carrier may still be notifying when its item has run and the pool's
-//    owner destroys the pool).
+//    owner destroys the pool). Both halves are detail/deferred_wake.hpp,
+//    shared with sync_wait's loop inbox ([INBOX-I2]).
 //  - [READY-I3] [RT-2.3] stop() wakes every carrier; pop() keeps returning the
 //    items queued (and any pushed while draining) and returns false only when
 //    stopped, the shared queue empty, the caller's own slot and local queue
@@ -148,6 +149,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "turnstile/detail/deferred_wake.hpp"
 #include "turnstile/detail/local_queue.hpp"
 #include "turnstile/detail/thread_annotations.hpp"
 #include "turnstile/sync.hpp"
@@ -199,11 +201,7 @@ class BasicReadyQueue {
   // [READY-I5] Waits until every wake-up decided under mu_ has been made: a
   // pusher that is not a carrier may still be in its notify when the item it
   // pushed has run and the pool's owner destroys the pool.
-  ~BasicReadyQueue() {
-    // acquire: pairs with the release decrement that ends Wake's notify; after
-    // it no waker touches this queue again.
-    while (notifying_.load(std::memory_order_acquire) != 0) Sync::pause();
-  }
+  ~BasicReadyQueue() { wakes_.wait_until_made(); }
 
   // Appends `item` to the shared queue ([RT-2.2]) and wakes a parked carrier
   // unless one polls.
@@ -413,28 +411,9 @@ class BasicReadyQueue {
   // preempts it first, so each wake-up cost four context switches instead of
   // one (perf record -e context-switches, BM_CafTs_InFlight/threads:2 at load
   // 4). Declare it before the lock guard.
-  class Wake {
+  class Wake : public BasicDeferredWake<Sync> {
    public:
-    explicit Wake(BasicReadyQueue& q) noexcept : q_(q) {}
-    Wake(const Wake&) = delete;
-    Wake& operator=(const Wake&) = delete;
-    ~Wake() {
-      if (due_ == 0) return;
-      for (unsigned i = 0; i < due_; ++i) q_.cv_.notify_one();
-      // release: pairs with ~BasicReadyQueue's acquire load; the last touch
-      // of the queue by this thread.
-      q_.notifying_.fetch_sub(1, std::memory_order_release);
-    }
-    // Under mu_: one more notify_one() once it is released.
-    void add() noexcept {
-      // relaxed: published by mu_'s unlock to whoever takes an item next, and
-      // so to the owner that destroys the pool after that item ran.
-      if (due_++ == 0) q_.notifying_.fetch_add(1, std::memory_order_relaxed);
-    }
-
-   private:
-    BasicReadyQueue& q_;
-    unsigned due_ = 0;
+    explicit Wake(BasicReadyQueue& q) noexcept : BasicDeferredWake<Sync>(q.cv_, q.wakes_) {}
   };
 
   // One carrier's slot and counters. The owner-only and rescuer-only fields
@@ -688,7 +667,7 @@ class BasicReadyQueue {
   typename Sync::template var<bool> stopping_ TURNSTILE_GUARDED_BY(mu_);
   typename Sync::template atomic<unsigned> polling_{0};  // carriers inside poll()
   typename Sync::template atomic<std::size_t> size_{0};  // items_.size(), a hint
-  typename Sync::template atomic<unsigned> notifying_{0};  // Wakes between mu_'s unlock and their notify [READY-I5]
+  BasicWakeCount<Sync> wakes_;  // [READY-I5] wake-ups between mu_'s unlock and their notify
   // The rescuer's park [SLOT-I4].
   typename Sync::mutex rescue_mu_;
   typename Sync::condition_variable rescue_cv_;
