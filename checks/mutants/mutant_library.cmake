@@ -6,7 +6,7 @@
 #       its patched sources replace the originals, the sources that include a patched
 #       header (directly or not) are compiled again with the mutant's headers first,
 #       and every other source's object is the product library's own (the
-#       object turnstile compiled, picked out of $<TARGET_OBJECTS:turnstile>).
+#       object turnstile compiled, turnstile_object_of below).
 
 # _turnstile_includes(<file> <out>): the project headers <file> names in an
 # #include ("turnstile/..." from impl/include, or a sibling of <file>).
@@ -51,8 +51,9 @@ endfunction()
 
 # The library's sources. A copy links the product library's own object for each
 # source it neither patches nor recompiles: no source is compiled a second time
-# for the copies. (Until stop 51 each was, once, at TURNSTILE_MUTANT_FLAGS: about
-# 32 s of CPU in every clean build. A mutant's outcome does not depend on the
+# for the copies. (Until stop 51 each was, once more, at the calling suite's
+# test flags, -Og -g0 in the default preset: with the testing module's, about
+# 42 s of CPU in every clean build. A mutant's outcome does not depend on the
 # optimisation level of the objects it shares with the product, mutants.cmake.)
 function(_turnstile_source_objects out)
   get_target_property(sources turnstile SOURCES)
@@ -66,19 +67,26 @@ function(_turnstile_source_objects out)
   set(${out} ${sources} PARENT_SCOPE)
 endfunction()
 
-# _turnstile_product_object(<source> <out>): the product library's object of
-# <source>, a generator expression ($<TARGET_OBJECTS> of a STATIC library: CMake
-# 3.15). Source stems are unique in the library (checked here), so the object's
-# name ends in /<stem>.cpp.o (.obj elsewhere).
-function(_turnstile_product_object src out)
-  get_filename_component(stem ${src} NAME_WE)
-  get_property(seen GLOBAL PROPERTY TURNSTILE_PRODUCT_OBJECT_${stem})
-  if(seen AND NOT seen STREQUAL src)
-    message(FATAL_ERROR "checks/mutants: two library sources share the stem ${stem} "
-                        "(${seen}, ${src}); a mutant copy picks objects by stem")
+# turnstile_object_of(<target> <source> <out>): the object STATIC library
+# <target> compiled for <source>, a generator expression ($<TARGET_OBJECTS> of a
+# STATIC library: CMake 3.15), picked by file name: the name must be plain
+# (letters, digits, _ and .cpp) and its stem unique among the names asked of
+# <target> (both checked here), so the object is the one ending in
+# /<stem>.cpp.o (.obj elsewhere).
+function(turnstile_object_of target src out)
+  get_filename_component(name ${src} NAME)
+  if(NOT name MATCHES "^([A-Za-z0-9_]+)\\.cpp$")
+    message(FATAL_ERROR "checks/mutants: ${src}: a mutant picks ${target}'s objects by file "
+                        "name, which must be <letters, digits, _>.cpp")
   endif()
-  set_property(GLOBAL PROPERTY TURNSTILE_PRODUCT_OBJECT_${stem} ${src})
-  set(${out} "$<FILTER:$<TARGET_OBJECTS:turnstile>,INCLUDE,/${stem}\\.cpp\\.o(bj)?$>" PARENT_SCOPE)
+  set(stem ${CMAKE_MATCH_1})
+  get_property(seen GLOBAL PROPERTY TURNSTILE_OBJECT_OF_${target}_${stem})
+  if(seen AND NOT seen STREQUAL src)
+    message(FATAL_ERROR "checks/mutants: two sources of ${target} share the stem ${stem} "
+                        "(${seen}, ${src}); a mutant picks objects by stem")
+  endif()
+  set_property(GLOBAL PROPERTY TURNSTILE_OBJECT_OF_${target}_${stem} ${src})
+  set(${out} "$<FILTER:$<TARGET_OBJECTS:${target}>,INCLUDE,/${stem}\\.cpp\\.o(bj)?$>" PARENT_SCOPE)
 endfunction()
 
 function(turnstile_mutant_library_of name out)
@@ -110,7 +118,7 @@ function(turnstile_mutant_library_of name out)
     elseif(sees)
       list(APPEND parts ${src})
     else()
-      _turnstile_product_object(${src} obj)
+      turnstile_object_of(turnstile ${src} obj)
       list(APPEND parts ${obj})
     endif()
   endforeach()
@@ -120,5 +128,9 @@ function(turnstile_mutant_library_of name out)
   target_include_directories(${lib} PUBLIC ${PROJECT_SOURCE_DIR}/impl/include
                                     PRIVATE ${PROJECT_SOURCE_DIR}/impl/src)
   target_compile_features(${lib} PUBLIC cxx_std_20)
+  # The product's own definitions (TURNSTILE_NO_INLINE_TLS, TURNSTILE_SPARE_DEPOT_BYTES,
+  # impl/CMakeLists.txt): the sources a copy compiles again must agree with the
+  # objects it shares.
+  target_compile_definitions(${lib} PUBLIC $<TARGET_PROPERTY:turnstile,INTERFACE_COMPILE_DEFINITIONS>)
   target_link_libraries(${lib} PUBLIC Threads::Threads PRIVATE turnstile_warnings)
 endfunction()

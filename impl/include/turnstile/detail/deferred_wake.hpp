@@ -34,6 +34,16 @@
 //   BasicLockGuard<typename Sync::mutex> lock(mu_);
 //   ... if (someone_sleeps) wake.add();
 //
+// Preconditions: add() only under the owner's mutex, and the thread that
+// called it does not wait on the owner's condition variable before its
+// BasicDeferredWake is destroyed (its notify would then wait with it).
+// wait_until_made() only once no critical section that may call add() can
+// start: the owner is being destroyed by the thread that saw its last work end.
+//
+// Sync provides atomic<unsigned> (load, fetch_add, fetch_sub with memory
+// orders), condition_variable::notify_one() and yield() (turnstile/sync.hpp:
+// StdSync; model/relacy_sync.hpp: RelacySync).
+//
 // Thread safety: a BasicDeferredWake belongs to one thread (one critical
 // section); BasicWakeCount is shared by every waker and the owner.
 #pragma once
@@ -47,7 +57,8 @@ namespace turnstile::detail {
 template <class Sync>
 class BasicDeferredWake;
 
-// The wake-ups of one owner still between its mutex's unlock and their notify.
+// The wakers of one owner (critical sections that decided one wake-up or more)
+// still between its mutex's unlock and their last notify.
 template <class Sync>
 class BasicWakeCount {
  public:
@@ -55,8 +66,8 @@ class BasicWakeCount {
   BasicWakeCount(const BasicWakeCount&) = delete;
   BasicWakeCount& operator=(const BasicWakeCount&) = delete;
 
-  // For the owner's destructor: returns once every wake-up counted
-  // has been made; after it no waker touches the owner again.
+  // For the owner's destructor: returns once every waker counted has made its
+  // wake-ups; after it no waker touches the owner again.
   void wait_until_made() noexcept {
     // acquire: pairs with the release decrement that ends a wake-up
     // (~BasicDeferredWake).
