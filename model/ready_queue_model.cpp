@@ -630,9 +630,9 @@ struct PollerSteals : rl::test_suite<PollerSteals, 4> {
 // The window is held open (HeldNotifySync, model_held_notify.hpp): the
 // poster's notify waits, yielding, until the owner announces its delete (or a
 // bound of rounds passes, so a wake-up both carriers are parked for is still
-// made). A free scheduler puts
-// the owner's stop, two returns and delete inside that one window too rarely
-// to find: the search then lets either the delete or the notify go first.
+// made). A free scheduler puts the owner's stop, two returns and delete
+// inside that one window too rarely to find: the search then lets either the
+// delete or the notify go first.
 struct DestroyAfterWake : rl::test_suite<DestroyAfterWake, 4> {
   static constexpr const char* kChecks =
       "a poster that is not a carrier notifies after its unlock, held until its items ran and "
