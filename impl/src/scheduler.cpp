@@ -59,18 +59,15 @@ thread_local unsigned tl_carrier = 0;
 
 ThreadPool::ThreadPool(unsigned carriers, unsigned spin_rounds, unsigned max_pollers, bool hand_off)
     : ready_(spin_rounds, pollers_for(max_pollers), carriers_for(carriers), hand_off),
-      timers_(std::make_shared<detail::TimerQueue>()) {
+      timers_(std::make_shared<detail::TimerQueue>(detail::TimerQueue::Serving::kOwnThread)) {
   carriers = ready_.carriers();  // carriers_for(carriers), resolved once
   threads_.reserve(carriers);
   for (unsigned i = 0; i < carriers; ++i) threads_.emplace_back([this, i] { carrier_loop(i); });
   // [SLOT-I2] the rescuer: only a second carrier can run what a held carrier's
   // slot holds.
   if (hand_off && carriers > 1) rescuer_ = std::thread([this] { rescuer_loop(); });
-  // [RT-8.2] one timer thread serves the pool's one timer queue; it only posts.
-  timer_thread_ = std::thread([q = timers_] {
-    std::vector<detail::TimerEntryRef> due;
-    while (q->wait_due(due)) detail::post_due(due);
-  });
+  // [RT-8.2] one timer thread serves the pool's one timer queue, started by the
+  // queue at the first timer armed on the pool (none for a pool that arms none).
 }
 
 ThreadPool::~ThreadPool() {
@@ -83,7 +80,7 @@ ThreadPool::~ThreadPool() {
   // joined, what is still armed is dropped, and arms made by the drain below
   // are dropped at once.
   timers_->stop();
-  timer_thread_.join();
+  timers_->join_server();
   timers_->drop_all();
   ready_.stop();  // [RT-2.3] the carriers drain what is queued, then return
   for (auto& t : threads_) t.join();

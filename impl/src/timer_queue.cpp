@@ -101,6 +101,10 @@ TimerEntryRef TimerQueue::pop_at(std::size_t i) {
 }
 
 bool TimerQueue::arm(TimerEntryRef e) {
+  // Before the entry goes in, so that a start that throws arms nothing. Relaxed:
+  // the flag guards no data (server_ is touched only under server_mu_, where
+  // start_server() reads the flag again); a stale false costs that lock once.
+  if (own_thread_ && !server_settled_.load(std::memory_order_relaxed)) start_server();
   std::shared_ptr<TimerQueue> keep;  // a waker's reference, released after `lock` (below)
   UniqueLock lock(mu_);
   // Written once per queue: an entry re-armed on the same queue (an
@@ -207,6 +211,34 @@ bool TimerQueue::wait_due(std::vector<TimerEntryRef>& out) {
     waiting_until_ = next;
     cv_.wait_until(lock.native(), next);  // woken early by arm() of an earlier deadline, or stop()
   }
+}
+
+void TimerQueue::start_server() {
+  LockGuard lock(server_mu_);
+  if (server_settled_.load(std::memory_order_relaxed)) return;  // stored under server_mu_ only
+  if (!server_closed_) {
+    std::shared_ptr<TimerQueue> self = weak_from_this().lock();
+    if (self == nullptr) return;  // no longer owned: an arm from a callback ~TimerQueue drops
+    // [RT-8.2] the one thread that serves this queue; it only posts. Started
+    // before its first entry is armed, it usually finds that entry already
+    // there and sleeps once, until its deadline.
+    server_ = std::thread([q = std::move(self)] {
+      std::vector<TimerEntryRef> due;
+      while (q->wait_due(due)) post_due(due);
+    });
+  }
+  server_settled_.store(true, std::memory_order_relaxed);  // read by arm() and here
+}
+
+void TimerQueue::join_server() {
+  std::thread server;
+  {
+    LockGuard lock(server_mu_);
+    server_closed_ = true;  // a later start_server() starts nothing
+    server_settled_.store(true, std::memory_order_relaxed);  // read by arm() and start_server()
+    server = std::move(server_);
+  }
+  if (server.joinable()) server.join();  // wait_due() returns false once stop() was called
 }
 
 void TimerQueue::stop() {

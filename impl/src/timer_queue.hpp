@@ -15,8 +15,16 @@
 // levels of cache misses per cancel (impl/bench/README.md, "The timer queue's
 // run").
 //
-// Thread safety: every member is guarded by mu_; so are the fields of an entry
-// the queue holds (slot, seq, run_next, run_prev).
+// Its serving thread, for a queue that has one of its own (a ThreadPool's:
+// TimerQueue(Serving::kOwnThread)), is started by the first arm(), not by the
+// constructor: a pool that never arms a timer has no timer thread, and the one
+// that starts finds its first deadline already armed instead of sleeping on an
+// empty queue and being woken by it (one voluntary context switch per pool; see
+// impl/bench/README.md, "The timer thread starts at the first timer").
+//
+// Thread safety: every member is guarded by mu_ but the serving thread's
+// (server_mu_); so are the fields of an entry the queue holds (slot, seq,
+// run_next, run_prev).
 #pragma once
 
 #include <atomic>
@@ -26,6 +34,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "turnstile/detail/thread_annotations.hpp"
@@ -39,14 +48,21 @@ class TimerQueue : public std::enable_shared_from_this<TimerQueue> {
  public:
   using Clock = std::chrono::steady_clock;  // Scheduler::Clock (checked in timer.cpp)
 
-  TimerQueue() = default;
+  // Who serves the queue: its owner (wait_due() or take_due() on a thread of
+  // its own choosing), or a thread the queue starts at its first arm().
+  enum class Serving { kByOwner, kOwnThread };
+
+  explicit TimerQueue(Serving serving = Serving::kByOwner) noexcept : own_thread_(serving == Serving::kOwnThread) {}
   TimerQueue(const TimerQueue&) = delete;
   TimerQueue& operator=(const TimerQueue&) = delete;
   ~TimerQueue();  // drops what is still armed [RT-8.5]
 
   // Adds `e` (owned by a shared_ptr; e->deadline and e->target set). Returns
   // false, with the entry dropped, once stop() was called. Wakes a waiter of
-  // wait_due() when `e` is the new earliest deadline.
+  // wait_due() when `e` is the new earliest deadline. A kOwnThread queue first
+  // starts its serving thread if none was started yet and join_server() was not
+  // called; if that start throws (std::system_error), arm() throws it with
+  // nothing armed, and the next arm() tries again.
   bool arm(TimerEntryRef e);
   // Takes `e` out of the heap if it is still there: it is then cancelled and
   // never due. False when it is not armed here (due, dropped, or never armed).
@@ -59,6 +75,10 @@ class TimerQueue : public std::enable_shared_from_this<TimerQueue> {
   bool wait_due(std::vector<TimerEntryRef>& out);
   // Refuses later arms and wakes wait_due().
   void stop();
+  // kOwnThread: after stop(), joins the serving thread if one was started, and
+  // keeps any later arm() from starting one. Call it once, from the owner,
+  // never from the serving thread.
+  void join_server();
   // Drops every armed entry: never posted, callbacks destroyed unrun [RT-8.5].
   void drop_all();
   std::optional<Clock::time_point> next_deadline() const;
@@ -90,6 +110,7 @@ class TimerQueue : public std::enable_shared_from_this<TimerQueue> {
   void sift_down(std::size_t i) TURNSTILE_REQUIRES(mu_);
   TimerEntryRef pop_at(std::size_t i) TURNSTILE_REQUIRES(mu_);
   void take_due_locked(Clock::time_point now, std::vector<TimerEntryRef>& out) TURNSTILE_REQUIRES(mu_);
+  void start_server() TURNSTILE_EXCLUDES(server_mu_);
 
   mutable Mutex mu_;
   std::condition_variable cv_;  // wait_due()'s wake-up
@@ -105,6 +126,14 @@ class TimerQueue : public std::enable_shared_from_this<TimerQueue> {
   // deadline); arm() wakes it only for an earlier one.
   Clock::time_point waiting_until_ TURNSTILE_GUARDED_BY(mu_) = Clock::time_point::max();
   static std::atomic<WakeSeam> wake_seam_;  // set_wake_seam(); null in production
+
+  const bool own_thread_;  // Serving::kOwnThread
+  // Set once the serving thread was started, or can no longer be (join_server):
+  // arm()'s test before it takes server_mu_ (it guards no data of its own).
+  std::atomic<bool> server_settled_{false};
+  Mutex server_mu_;
+  std::thread server_ TURNSTILE_GUARDED_BY(server_mu_);
+  bool server_closed_ TURNSTILE_GUARDED_BY(server_mu_) = false;  // join_server() was called
 };
 
 // Posts each due entry's item to its target [RT-8.2]; call without any lock

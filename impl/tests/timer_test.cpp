@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -259,6 +260,33 @@ TEST(PoolTimers, DueTimersArePostedInDeadlineOrder) {
   done.wait();
   EXPECT_GE(pool.now() - now, 60ms);
   EXPECT_EQ(log, (Log{"a", "b", "c"}));
+}
+
+// The threads of this process, as Linux lists them (-1 where it does not).
+long process_threads() {
+  std::error_code ec;
+  long n = 0;
+  for (std::filesystem::directory_iterator it("/proc/self/task", ec), end; !ec && it != end; it.increment(ec)) ++n;
+  return ec ? -1 : n;
+}
+
+// spec: [RT-8.2]
+TEST(PoolTimers, TheTimerThreadStartsAtTheFirstTimerArmedAndIsJoinedWithThePool) {
+  const long before = process_threads();
+  if (before < 0) GTEST_SKIP() << "no /proc/self/task to count threads in";
+  tt::CountDown fired(2);
+  {
+    ThreadPool pool(1);  // one carrier, no rescuer
+    EXPECT_EQ(process_threads(), before + 1) << "a pool that armed no timer has no timer thread";
+    pool.post_fn([] {});
+    EXPECT_EQ(process_threads(), before + 1);
+    (void)pool.call_after(1ms, [&fired] { fired.count_down(); });
+    EXPECT_EQ(process_threads(), before + 2) << "the first arm started the timer thread";
+    (void)pool.call_after(2ms, [&fired] { fired.count_down(); });
+    EXPECT_EQ(process_threads(), before + 2) << "one timer thread for every timer";
+    fired.wait();
+  }
+  EXPECT_EQ(process_threads(), before) << "the carrier and the timer thread were joined";
 }
 
 // spec: [RT-8.4]

@@ -137,8 +137,9 @@ class Scheduler {
 };
 
 // N carrier threads sharing one FIFO queue, and one timer thread serving one
-// timer queue (a min-heap by deadline) for every timer armed on the pool or on
-// a Strand over it ([RT-8.2]). Destruction first stops the timer thread and
+// timer queue (ordered by deadline) for every timer armed on the pool or on a
+// Strand over it ([RT-8.2]), started by the first timer armed (an activation's
+// first turn arms its watchdog; a pool that arms no timer has no timer thread). Destruction first stops the timer thread and
 // drops the timers still armed (their callbacks are destroyed without running;
 // a fiber sleeping on one is never resumed and its frame is leaked) [RT-8.5];
 // then it stops accepting new carriers' sleep, runs every item already queued
@@ -228,8 +229,8 @@ class ThreadPool final : public Scheduler {
   detail::BasicReadyQueue<StdSync, Runnable*> ready_;  // [RT-2.2] its own mutex
   std::vector<std::thread> threads_;
   std::thread rescuer_;  // [SLOT-I2] with hand_off and two or more carriers
-  std::shared_ptr<detail::TimerQueue> timers_;  // its own mutex [RT-8.2]
-  std::thread timer_thread_;                    // the only thread that fires timers_
+  // Its own mutex; fired by its own thread only, started at the first arm [RT-8.2].
+  std::shared_ptr<detail::TimerQueue> timers_;
 };
 
 // Deterministic scheduler: ready items wait until the caller runs them, and
@@ -332,7 +333,7 @@ class ManualScheduler final : public Scheduler {
 // The process-wide pool every constructor that takes an optional Scheduler
 // falls back on (StateLane, Activation, Host, BindingTable):
 //   - Size: a ThreadPool of min(std::thread::hardware_concurrency(), 4)
-//     carriers, at least 1, plus its one timer thread.
+//     carriers, at least 1, plus its one timer thread once a timer is armed.
 //   - Lifetime: a function-local static, created by the first call (the first
 //     such constructor, or a direct call) and destroyed at static destruction,
 //     after main returns: it drops its armed timers, runs every item still

@@ -21,9 +21,11 @@
 //     fiber's resumption to the scheduler the fiber runs on (a turn's Strand,
 //     say); a due call_at posts its callback to the scheduler call_at was called
 //     on. Neither runs inside call_at, sleep_*, advance() or the timer thread.
-//   - One queue per scheduler ([RT-8.2]): a ThreadPool keeps one min-heap by
+//   - One queue per scheduler ([RT-8.2]): a ThreadPool keeps one queue by
 //     deadline, served by one timer thread, for every timer armed on it or on a
-//     Strand over it; never a thread per timer.
+//     Strand over it; never a thread per timer. The first timer armed on the
+//     pool starts that thread (a call_at or sleep that starts it may throw
+//     std::system_error, with nothing armed).
 //   - Order ([RT-8.3]): ManualScheduler::advance posts what became due in
 //     deadline order, ties in arming order. On a ThreadPool the timer thread
 //     posts in the same order; items then run as the pool's queue runs them.
