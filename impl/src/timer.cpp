@@ -1,5 +1,4 @@
-// timer.cpp: the one fire/cancel protocol of every timer entry,
-// RearmableTimer, TimerHandle, call_at, the process-wide default
+// timer.cpp: RearmableTimer, TimerHandle, call_at, the process-wide default
 // timer thread and sleep_for / sleep_until.
 #include "turnstile/timer.hpp"
 
@@ -24,28 +23,8 @@ void post_due(std::vector<TimerEntryRef>& due) {
   due.clear();
 }
 
-// ------------------------------------------------ the fire/cancel protocol
-
-bool TimerEntry::try_fire() noexcept {
-  int expected = kDue;
-  // acq_rel / acquire: pairs with the compare-exchange in cancel(); exactly
-  // one of them leaves kDue.
-  return state.compare_exchange_strong(expected, kFired, std::memory_order_acq_rel,
-                                       std::memory_order_acquire);
-}
-
-TimerEntry::Cancel TimerEntry::cancel() noexcept {
-  if (auto q = queue.lock(); q && q->remove(*this)) return Cancel::removed;  // never due
-  int s = kDue;
-  // acq_rel / acquire: pairs with try_fire()'s compare-exchange.
-  if (state.compare_exchange_strong(s, kCancelled, std::memory_order_acq_rel,
-                                    std::memory_order_acquire)) {
-    discard();  // its posted item will not touch the callback
-    return Cancel::posted;  // posted, not run: its item will do nothing [RT-8.4]
-  }
-  if (s == kCancelled || s == kDropped) return Cancel::earlier;
-  return s == kFired ? Cancel::fired : Cancel::never_armed;
-}
+// The fire/cancel protocol (TimerEntry::try_fire, cancel) is the timer core's:
+// detail/timer_core.hpp, instantiated in timer_queue.cpp.
 
 // ------------------------------------------------------------ RearmableTimer
 

@@ -12,18 +12,25 @@
 #include <limits>
 #include <memory>
 
+#include "turnstile/sync.hpp"
+
 namespace turnstile {
 
 class Runnable;
 class Scheduler;
 
 namespace detail {
-class TimerQueue;
+template <class Sync>
+class BasicTimerQueue;
 
 // One armed timer: a deadline, and the item posted to `target` when it is due.
 // Shared by the queue that holds it (until it is due, cancelled or dropped)
-// and by whoever armed it (a TimerHandle, a sleeping fiber's awaiter).
-struct TimerEntry {
+// and by whoever armed it (a TimerHandle, a sleeping fiber's awaiter). A
+// template over Sync (turnstile/sync.hpp) so that model/timer_queue_model.cpp
+// checks this very protocol; the product's is TimerEntry (StdSync), and its
+// queue's code, try_fire() and cancel() are in detail/timer_core.hpp.
+template <class Sync>
+struct BasicTimerEntry {
   enum State : int {
     kArmed,      // in a queue (its heap or its run)
     kDue,        // taken from its queue and posted to `target`, not run yet
@@ -33,24 +40,25 @@ struct TimerEntry {
   };
   static constexpr std::size_t kNoSlot = std::numeric_limits<std::size_t>::max();
 
-  TimerEntry() = default;
-  TimerEntry(const TimerEntry&) = delete;
-  TimerEntry& operator=(const TimerEntry&) = delete;
-  virtual ~TimerEntry() = default;
+  BasicTimerEntry() = default;
+  BasicTimerEntry(const BasicTimerEntry&) = delete;
+  BasicTimerEntry& operator=(const BasicTimerEntry&) = delete;
+  virtual ~BasicTimerEntry() = default;
 
   // Called once by the queue when the entry is due, just before it posts the
   // returned item to `target`. `self` is the queue's reference: an entry that
   // owns its item keeps it until the item has run; one whose item lives
   // elsewhere (a sleeping fiber's awaiter) drops it.
-  virtual Runnable& make_due(std::shared_ptr<TimerEntry> self) noexcept = 0;
+  virtual Runnable& make_due(std::shared_ptr<BasicTimerEntry> self) noexcept = 0;
   // Called once the entry can never fire (cancelled or dropped), by the one
   // thread that made it so, outside any queue lock: frees what firing needed
   // (a callback and its captures) without waiting for the last handle.
   virtual void discard() noexcept {}
 
-  // The one fire/cancel protocol of every timer ([RT-8.4], timer.cpp).
-  // The posted item's side: kDue -> kFired. False: cancel() won, so the item
-  // does nothing (its owner may be gone: touch nothing but this entry).
+  // The one fire/cancel protocol of every timer ([RT-8.4], [TIMER-I1],
+  // detail/timer_core.hpp). The posted item's side: kDue -> kFired. False:
+  // cancel() won, so the item does nothing (its owner may be gone: touch
+  // nothing but this entry).
   bool try_fire() noexcept;
   // What cancel() found.
   enum class Cancel {
@@ -69,19 +77,25 @@ struct TimerEntry {
   // Set by the queue while it holds the entry: guarded by the queue's mutex.
   std::uint64_t seq = 0;                             // arming order: ties [RT-8.3]
   std::size_t slot = kNoSlot;                        // index in the queue's heap, or kInRun
-  // In the queue's run (entries armed in deadline order, timer_queue.hpp): the
-  // next entry, owned, and the previous one.
+  // In the queue's run (entries armed in deadline order, detail/timer_core.hpp):
+  // the next entry, owned, and the previous one.
   static constexpr std::size_t kInRun = kNoSlot - 1;
-  std::shared_ptr<TimerEntry> run_next;
-  TimerEntry* run_prev = nullptr;
-  std::weak_ptr<TimerQueue> queue;                   // written by the queue's arm(), under its mutex
-  const TimerQueue* armed_on = nullptr;              // the queue `queue` refers to (same writes)
+  std::shared_ptr<BasicTimerEntry> run_next;
+  BasicTimerEntry* run_prev = nullptr;
+  std::weak_ptr<BasicTimerQueue<Sync>> queue;        // written by the queue's arm(), under its mutex
+  const BasicTimerQueue<Sync>* armed_on = nullptr;   // the queue `queue` refers to (same writes)
   // Only kDue -> kFired (the posted item) races kDue -> kCancelled (cancel());
   // both are compare-exchanges with acq_rel on success and acquire on failure:
   // the loser reads the winner's state, nothing else rides on it. The other
   // transitions happen under the queue's mutex.
-  std::atomic<int> state{kArmed};
+  typename Sync::template atomic<int> state{kArmed};
 };
+
+// The product's timer entry (every Scheduler's arm_timer takes one).
+using TimerEntry = BasicTimerEntry<StdSync>;
+extern template struct BasicTimerEntry<StdSync>;  // instantiated in timer_queue.cpp
+// The product's timer queue (private: impl/src/timer_queue.hpp).
+class TimerQueue;
 }  // namespace detail
 
 // A cancellable one-shot timer armed by Scheduler::call_at. Copyable: copies

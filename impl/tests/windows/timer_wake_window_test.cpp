@@ -30,7 +30,7 @@ namespace timer_wake_window {
 
 using namespace turnstile;
 using namespace std::chrono_literals;
-using turnstile::detail::TimerQueue;
+using TimerQueue = turnstile::detail::TimerQueue::Base;  // the seam's argument
 
 // The held arm: which thread is held, what it saw, and the test's verdict.
 struct HeldArm {
