@@ -9,14 +9,15 @@
 #       object turnstile compiled, turnstile_object_of below).
 
 # _turnstile_includes(<file> <out>): the project headers <file> names in an
-# #include ("turnstile/..." from impl/include, or a sibling of <file>).
+# #include ("turnstile/..." from impl/include, a sibling of <file>, or a private
+# header of impl/src, which some tests include).
 function(_turnstile_includes file out)
   file(STRINGS ${file} lines REGEX "^#include \"")
   get_filename_component(dir ${file} DIRECTORY)
   set(found)
   foreach(l IN LISTS lines)
     string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" h "${l}")
-    foreach(c ${PROJECT_SOURCE_DIR}/impl/include/${h} ${dir}/${h})
+    foreach(c ${PROJECT_SOURCE_DIR}/impl/include/${h} ${dir}/${h} ${PROJECT_SOURCE_DIR}/impl/src/${h})
       if(EXISTS ${c})
         list(APPEND found ${c})
         break()

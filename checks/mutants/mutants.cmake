@@ -27,10 +27,13 @@
 #       registers <ctest> (labels unit, mutant): passes only if <exe>'s gtest test
 #       <Suite.Test> ran and failed (expect_failed.cmake); the unit-test suites'
 #       builders (impl/tests/windows, impl/tests/testing) share it.
-#   turnstile_mutant_patches_headers(<NAME> <out-var>)
-#       TRUE when the mutant's patch changes a header under impl/include, so a test
-#       source that includes it is compiled again with the patched copy; FALSE when
-#       it changes library sources only (impl/src): the suite's clean objects are then
+#   turnstile_mutant_patches_headers(<NAME> <out-var> [SOURCE <absolute file>])
+#       TRUE when the mutant's patch changes a header under impl/include (with SOURCE:
+#       a header that file includes, directly or not), so a test source that
+#       includes it is compiled again with the patched copy; FALSE when it changes
+#       library sources only (impl/src), or no header SOURCE sees (a patch of the
+#       timer core, instantiated in the library, is a LIBRARY mutant whose property
+#       source never includes it): the suite's clean objects are then
 #       linked against the mutant's library copy as they are (compiled once for the
 #       clean suite and every such mutant: a test object is the costliest step of the
 #       build, and recompiling it unchanged proves nothing).
@@ -251,8 +254,14 @@ function(turnstile_mutant_headers target name scope)
 endfunction()
 
 function(turnstile_mutant_patches_headers name out)
+  cmake_parse_arguments(P "" "SOURCE" "" ${ARGN})
   get_property(headers GLOBAL PROPERTY TURNSTILE_MUTANT_${name}_HEADERS)
-  if(headers)
+  if(headers AND P_SOURCE)
+    # Only a source that sees a patched header, directly or not, can differ.
+    list(TRANSFORM headers PREPEND ${PROJECT_SOURCE_DIR}/)
+    _turnstile_sees(${P_SOURCE} sees ${headers})
+    set(${out} ${sees} PARENT_SCOPE)
+  elseif(headers)
     set(${out} TRUE PARENT_SCOPE)
   else()
     set(${out} FALSE PARENT_SCOPE)
@@ -274,7 +283,7 @@ function(turnstile_unit_source_mutant test name)
   string(REPLACE "." "_" short ${short})
   set(exe ${A_PREFIX}_${short})
   turnstile_mutant_library_of(${name} lib)
-  turnstile_mutant_patches_headers(${name} headers)
+  turnstile_mutant_patches_headers(${name} headers SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/${A_SOURCE})
   if(headers OR NOT A_OBJECTS)
     add_executable(${exe} ${CMAKE_CURRENT_SOURCE_DIR}/${A_SOURCE})
     target_include_directories(${exe} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
