@@ -7,6 +7,7 @@
 
 #include "timer_queue.hpp"
 #include "turnstile/detail/block_cache.hpp"
+#include "turnstile/detail/never_destroyed.hpp"
 
 namespace turnstile {
 
@@ -108,18 +109,14 @@ class CallAtEntry final : public TimerEntry, public Runnable {
   std::shared_ptr<TimerEntry> self_;  // set when posted, taken by run()
 };
 
-// The process-wide timer thread of the default Scheduler::arm_timer. Never
-// destroyed (a scheduler may arm a timer during static destruction).
+// The process-wide timer queue of the default Scheduler::arm_timer, served by a
+// thread of its own started at its first arm (as a pool's). Never destroyed,
+// its thread never joined (a scheduler may arm a timer during static
+// destruction).
 TimerQueue& default_timer_queue() {
-  static TimerQueue* const queue = [] {
-    auto* holder = new std::shared_ptr<TimerQueue>(std::make_shared<TimerQueue>());
-    std::thread([q = *holder] {
-      std::vector<TimerEntryRef> due;
-      while (q->wait_due(due)) post_due(due);
-    }).detach();
-    return holder->get();
-  }();
-  return *queue;
+  static NeverDestroyed<std::shared_ptr<TimerQueue>> holder(
+      [] { return std::make_shared<TimerQueue>(TimerQueue::Serving::kOwnThread); });
+  return *holder.value;
 }
 }  // namespace
 

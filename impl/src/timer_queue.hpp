@@ -8,8 +8,9 @@
 // timer has no timer thread, and the one that starts finds its first deadline
 // already armed instead of sleeping on an empty queue and being woken by it
 // (one voluntary context switch per pool; impl/bench/README.md, "The timer
-// thread starts at the first timer"). ManualScheduler's, sync_wait's loop's
-// and the process-wide default queue are served by their owners.
+// thread starts at the first timer"). The process-wide default queue
+// (timer.cpp) is served the same way, its thread never joined; a
+// ManualScheduler's and a sync_wait loop's are served by their owners.
 //
 // Thread safety: as BasicTimerQueue; the serving thread's fields are guarded
 // by server_mu_.

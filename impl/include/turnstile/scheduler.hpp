@@ -139,9 +139,10 @@ class Scheduler {
 // N carrier threads sharing one FIFO queue, and one timer thread serving one
 // timer queue (ordered by deadline) for every timer armed on the pool or on a
 // Strand over it ([RT-8.2]), started by the first timer armed (an activation's
-// first turn arms its watchdog; a pool that arms no timer has no timer thread). Destruction first stops the timer thread and
-// drops the timers still armed (their callbacks are destroyed without running;
-// a fiber sleeping on one is never resumed and its frame is leaked) [RT-8.5];
+// first turn arms its watchdog; a pool that arms no timer has no timer thread).
+// Destruction first stops the timer thread and drops the timers still armed
+// (their callbacks are destroyed without running; a fiber sleeping on one is
+// never resumed and its frame is leaked) [RT-8.5];
 // then it stops accepting new carriers' sleep, runs every item already queued
 // (and any they post), and joins the carriers. Timers armed during that drain
 // are dropped at once. Destroying a pool from one of its own carriers is a

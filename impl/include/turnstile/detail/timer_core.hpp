@@ -272,6 +272,7 @@ bool BasicTimerQueue<Sync>::insert(EntryRef e) {
 template <class Sync>
 bool BasicTimerQueue<Sync>::arm(EntryRef e) {
   std::shared_ptr<BasicTimerQueue> keep;  // a waker's reference, released after the lock
+  EntryRef dropped;  // refused once stopped: discarded after the lock
   bool wake = false;
   {
     Lock lock(mu_);
@@ -285,6 +286,7 @@ bool BasicTimerQueue<Sync>::arm(EntryRef e) {
     }
     if (stopped_.load()) {
       e->state.store(Entry::kDropped, std::memory_order_relaxed);  // under mu_ [RT-8.5]
+      dropped = std::move(e);
     } else {
       // Decided under mu_, made after its release, as the carriers' wake-ups
       // are ([READY-I5]): the serving thread does not wake into a mutex its
@@ -307,11 +309,10 @@ bool BasicTimerQueue<Sync>::arm(EntryRef e) {
         keep = this->weak_from_this().lock();  // [TIMER-I3] [RT-2.3]
         wake = keep != nullptr;
       }
-      e = nullptr;  // armed: nothing to drop below
     }
   }
-  if (e != nullptr) {
-    e->discard();  // dropped: outside the lock, as remove() does
+  if (dropped != nullptr) {
+    dropped->discard();  // outside the lock, as remove() does
     return false;
   }
   if (wake) {
